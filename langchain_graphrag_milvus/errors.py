@@ -1,0 +1,62 @@
+"""Typed errors raised by langchain-graphrag-milvus.
+
+Every error the package raises on purpose derives from :class:`GraphRAGError`, so
+``except GraphRAGError`` catches all of them. Each message says what to fix.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GraphRAGError",
+    "MalformedRecordError",
+    "MalformedTripletError",
+    "CollectionNotFoundError",
+    "EmbeddingDimensionError",
+    "UnknownIdError",
+    "InvalidFilterError",
+    "StoreConnectionError",
+    "StaleIndexError",
+]
+
+
+class GraphRAGError(Exception):
+    """Base class of every error raised on purpose by this package."""
+
+
+class MalformedRecordError(GraphRAGError, ValueError):
+    """An ingested record (passage) cannot be used: missing text, bad id, bad metadata."""
+
+
+class MalformedTripletError(MalformedRecordError):
+    """A triplet is not three non-empty strings (raised only with ``strict=True``).
+
+    Without ``strict``, such triplets are skipped and counted in the
+    :class:`~langchain_graphrag_milvus.IngestReport`.
+    """
+
+
+class CollectionNotFoundError(GraphRAGError, LookupError):
+    """The collections for a prefix do not exist at the given URI (nothing ingested yet)."""
+
+
+class EmbeddingDimensionError(GraphRAGError, ValueError):
+    """The embedding model's dimension differs from the existing collections'."""
+
+
+class UnknownIdError(GraphRAGError, KeyError):
+    """An entity, relation or passage id is not in the graph index."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidFilterError(GraphRAGError, ValueError):
+    """A metadata filter or a value meant for a Milvus expression is not acceptable."""
+
+
+class StoreConnectionError(GraphRAGError, ConnectionError):
+    """Milvus cannot be reached at the given URI within the timeout."""
+
+
+class StaleIndexError(GraphRAGError, RuntimeError):
+    """A persisted graph index does not match the Milvus data it claims to describe."""

@@ -1,0 +1,160 @@
+"""Compact id maps for the graph index (numpy only).
+
+Entities and relations are keyed by unsigned 64-bit integers (the 16-hex-digit ids of
+:mod:`langchain_graphrag_milvus.normalize` are such integers). Internal indices are
+assigned in insertion order and never change when more keys are appended, so adding
+triplets does not renumber the graph. Lookups go through a sorted copy of the keys
+(``searchsorted``): 20 bytes per key instead of a Python dict's ~100.
+
+Passages keep the user's string ids; there are ~10x fewer of them than relations, so a
+list plus a dict is simple and small enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_graphrag_milvus.errors import UnknownIdError
+
+__all__ = ["KeyMap", "StringIdMap"]
+
+IntArray = npt.NDArray[np.int32]
+KeyArray = npt.NDArray[np.uint64]
+
+
+class KeyMap:
+    """Append-only map between uint64 keys and dense int32 indices.
+
+    Example:
+        >>> m = KeyMap.empty()
+        >>> m = m.extended(np.array([30, 10], dtype=np.uint64))
+        >>> m.lookup(np.array([10, 30], dtype=np.uint64)).tolist()
+        [1, 0]
+        >>> m.find(np.array([10, 99], dtype=np.uint64)).tolist()
+        [1, -1]
+    """
+
+    __slots__ = ("keys", "_sorted_keys", "_sorted_index")
+
+    def __init__(self, keys: KeyArray, sorted_keys: KeyArray, sorted_index: IntArray) -> None:
+        self.keys = keys
+        self._sorted_keys = sorted_keys
+        self._sorted_index = sorted_index
+
+    @classmethod
+    def empty(cls) -> KeyMap:
+        """A map with no keys."""
+        return cls(np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int32))
+
+    @classmethod
+    def from_keys(cls, keys: npt.ArrayLike) -> KeyMap:
+        """Map ``keys`` (unique) to ``0..n-1`` in the given order."""
+        keys_arr = np.ascontiguousarray(keys, dtype=np.uint64)
+        order = np.argsort(keys_arr, kind="stable").astype(np.int32)
+        sorted_keys = keys_arr[order]
+        if sorted_keys.size > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
+            raise ValueError("KeyMap keys must be unique")
+        return cls(keys_arr, sorted_keys, order)
+
+    def __len__(self) -> int:
+        return int(self.keys.size)
+
+    def arrays(self) -> dict[str, npt.NDArray[np.generic]]:
+        """The arrays that make up the map (for saving)."""
+        return {"keys": self.keys, "sorted_keys": self._sorted_keys, "sorted_index": self._sorted_index}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return int(self.keys.nbytes + self._sorted_keys.nbytes + self._sorted_index.nbytes)
+
+    def find(self, keys: npt.ArrayLike) -> IntArray:
+        """Indices of ``keys``; -1 where a key is unknown."""
+        query = np.asarray(keys, dtype=np.uint64).ravel()
+        if self._sorted_keys.size == 0:
+            return np.full(query.size, -1, np.int32)
+        pos = np.searchsorted(self._sorted_keys, query)
+        pos_c = np.minimum(pos, self._sorted_keys.size - 1)
+        hit = self._sorted_keys[pos_c] == query
+        return np.where(hit, self._sorted_index[pos_c], -1).astype(np.int32)
+
+    def lookup(self, keys: npt.ArrayLike, what: str = "key") -> IntArray:
+        """Indices of ``keys``.
+
+        Raises:
+            UnknownIdError: Some key is not in the map (the message names the first).
+        """
+        found = self.find(keys)
+        if found.size and int(found.min()) < 0:
+            missing = np.asarray(keys, dtype=np.uint64).ravel()[found < 0]
+            raise UnknownIdError(f"{missing.size} {what}(s) not in the graph index, e.g. {int(missing[0]):016x}")
+        return found
+
+    def extended(self, new_keys: npt.ArrayLike) -> KeyMap:
+        """A new map with ``new_keys`` (unique, not yet present) appended."""
+        add = np.ascontiguousarray(new_keys, dtype=np.uint64)
+        if add.size == 0:
+            return self
+        start = self.keys.size
+        add_order = np.argsort(add, kind="stable")
+        add_sorted = add[add_order]
+        positions = np.searchsorted(self._sorted_keys, add_sorted)
+        sorted_keys = np.insert(self._sorted_keys, positions, add_sorted)
+        sorted_index = np.insert(self._sorted_index, positions, (add_order + start).astype(np.int32))
+        return KeyMap(np.concatenate([self.keys, add]), sorted_keys, sorted_index)
+
+
+class StringIdMap:
+    """Append-only map between string ids and dense indices (used for passages)."""
+
+    __slots__ = ("ids", "_index")
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self.ids: list[str] = list(ids)
+        self._index: dict[str, int] = {pid: i for i, pid in enumerate(self.ids)}
+        if len(self._index) != len(self.ids):
+            raise ValueError("StringIdMap ids must be unique")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._index
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate bytes held (strings, list and dict)."""
+        strings = sum(49 + len(s.encode("utf-8")) for s in self.ids)
+        return strings + 8 * len(self.ids) + 48 * len(self._index)
+
+    def find(self, ids: Sequence[str]) -> IntArray:
+        """Indices of ``ids``; -1 where an id is unknown."""
+        get = self._index.get
+        return np.fromiter((get(i, -1) for i in ids), dtype=np.int32, count=len(ids))
+
+    def lookup(self, ids: Sequence[str]) -> IntArray:
+        """Indices of ``ids``.
+
+        Raises:
+            UnknownIdError: Some id is not in the map.
+        """
+        found = self.find(ids)
+        if found.size and int(found.min()) < 0:
+            missing = [i for i, f in zip(ids, found.tolist()) if f < 0]
+            raise UnknownIdError(f"{len(missing)} passage id(s) not in the graph index, e.g. {missing[0]!r}")
+        return found
+
+    def extended(self, new_ids: Iterable[str]) -> StringIdMap:
+        """A new map with ``new_ids`` (not yet present) appended; ``self`` is unchanged."""
+        out = StringIdMap.__new__(StringIdMap)
+        out.ids = list(self.ids)
+        out._index = dict(self._index)
+        for pid in new_ids:
+            if pid in out._index:
+                continue
+            out._index[pid] = len(out.ids)
+            out.ids.append(pid)
+        return out
