@@ -1,0 +1,565 @@
+"""MilvusGraphStore: the three Milvus collections and the graph index derived from them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from pymilvus import AsyncMilvusClient, MilvusClient
+
+from langchain_graphrag_milvus import expr
+from langchain_graphrag_milvus.errors import CollectionNotFoundError, GraphRAGError
+from langchain_graphrag_milvus.extraction import EntityLinker
+from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.milvus_schema import (
+    DEFAULT_INDEX_PARAMS,
+    KINDS,
+    Kind,
+    check_collection,
+    create_collection,
+)
+from langchain_graphrag_milvus.normalize import id_to_key
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from langchain_milvus import Milvus
+
+    from langchain_graphrag_milvus.ingest import IngestReport
+    from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
+
+__all__ = ["MilvusGraphStore", "Hit"]
+
+_FETCH_CHUNK = 512
+_LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
+
+
+class _LiteNoiseFilter(logging.Filter):
+    """Drops two harmless messages Milvus Lite 3.x triggers on every ``query_iterator``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(message.startswith(noise) for noise in _LITE_NOISE)
+
+
+_lite_filter = _LiteNoiseFilter()
+
+
+def _is_lite(uri: str) -> bool:
+    return str(uri).endswith(".db")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search hit: primary key, similarity (higher is closer) and requested fields."""
+
+    id: str
+    score: float
+    fields: Mapping[str, Any]
+
+
+def _hit_pk(hit: Mapping[str, Any]) -> str:
+    pk = hit.get("pk")
+    return str(pk if pk is not None else hit.get("id"))
+
+
+def _parse_hits(result: Any) -> list[list[Hit]]:
+    return [
+        [Hit(_hit_pk(h), float(h["distance"]), dict(h.get("entity") or {})) for h in per_query] for per_query in result
+    ]
+
+
+class MilvusGraphStore:
+    """Entities, relations and passages in Milvus, plus the sparse graph over them.
+
+    Nothing is contacted at construction; the first call that needs Milvus connects.
+    The graph index is built from the relation collection on first use (or updated in
+    place by ingestion), so a new process that opens the same URI and prefix retrieves
+    the same results without re-ingesting.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langchain-graphrag-milvus
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_core.embeddings import DeterministicFakeEmbedding
+            from langchain_graphrag_milvus import MilvusGraphStore
+
+            store = MilvusGraphStore(
+                DeterministicFakeEmbedding(size=64),
+                uri="./graph_demo.db",            # Milvus Lite; or http://host:19530
+                collection_prefix="demo",
+            )
+
+    Ingest:
+        .. code-block:: python
+
+            report = store.add_records([
+                {"passage": "Euler was a student of Johann Bernoulli.",
+                 "triplets": [["Euler", "was a student of", "Johann Bernoulli"]]},
+            ])
+            print(report)          # passages, entities, relations added; triplets skipped
+
+    Naive retrieval over the same passages:
+        .. code-block:: python
+
+            store.as_naive_retriever(k=2).invoke("Who taught Euler?")
+
+    Args:
+        embedding: Any LangChain ``Embeddings``; every unique text is embedded once.
+        uri: A Milvus Lite path ending in ``.db`` (a directory is created there), a
+            server URI such as ``http://localhost:19530``, or a Zilliz Cloud endpoint.
+        token: ``"user:password"`` or a Zilliz Cloud API key.
+        collection_prefix: Collections are ``{prefix}_entities``, ``_relations``,
+            ``_passages``.
+        connection_args: Extra ``MilvusClient`` arguments (``db_name``, ``secure``...).
+        index_params: Vector index of new collections; default exact ``FLAT``/``COSINE``.
+            The metric must be ``COSINE`` or ``IP`` (scores are similarities).
+        search_params: Search parameters (e.g. ``{"params": {"ef": 128}}`` for HNSW).
+        consistency_level: Of new collections; ``"Strong"`` makes data searchable as
+            soon as an ingest returns.
+        batch_size: Texts per embedding call and rows per insert.
+        timeout: Seconds for each Milvus call (``None``: pymilvus' default).
+    """
+
+    def __init__(
+        self,
+        embedding: Embeddings,
+        *,
+        uri: str = "./graphrag_milvus.db",
+        token: str | None = None,
+        collection_prefix: str = "graphrag",
+        connection_args: Mapping[str, Any] | None = None,
+        index_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        consistency_level: str = "Strong",
+        batch_size: int = 256,
+        timeout: float | None = None,
+    ) -> None:
+        expr.field_name(collection_prefix)
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        self.embedding = embedding
+        self.uri = uri
+        self.collection_prefix = collection_prefix
+        self.index_params = dict(index_params or DEFAULT_INDEX_PARAMS)
+        metric = str(self.index_params.get("metric_type", "COSINE")).upper()
+        if metric not in ("COSINE", "IP"):
+            raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
+        self.index_params["metric_type"] = metric
+        self.search_params = {"metric_type": metric, "params": {}, **dict(search_params or {})}
+        self.consistency_level = consistency_level
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self._connection_args: dict[str, Any] = {**dict(connection_args or {}), "uri": uri}
+        if token:
+            self._connection_args["token"] = token
+        self._client: MilvusClient | None = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncMilvusClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._vector_stores: dict[Kind, Milvus] = {}
+        self._dim: int | None = None
+        self._lock = threading.RLock()
+        self._graph: GraphIndex | None = None
+        self._entity_names: dict[str, str] | None = None
+        self._linker: tuple[dict[str, str], EntityLinker] | None = None
+
+    def __repr__(self) -> str:
+        return f"MilvusGraphStore(uri={self.uri!r}, collection_prefix={self.collection_prefix!r})"
+
+    # ------------------------------------------------------------------ connections
+    def collection_name(self, kind: Kind) -> str:
+        """Name of the collection holding ``kind``."""
+        return f"{self.collection_prefix}_{kind}"
+
+    def _resolved_args(self) -> dict[str, Any]:
+        args = dict(self._connection_args)
+        if str(args["uri"]).endswith(".db"):
+            path = Path(args["uri"]).expanduser().absolute()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            args["uri"] = str(path)
+        return args
+
+    @property
+    def client(self) -> MilvusClient:
+        """The synchronous ``MilvusClient`` (connects on first use)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    if _is_lite(self.uri):
+                        for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
+                            logging.getLogger(name).addFilter(_lite_filter)
+                    self._client = MilvusClient(**self._resolved_args())
+        return self._client
+
+    def close(self) -> None:
+        """Close the clients; with Milvus Lite also stop its embedded server for this path.
+
+        The store can be used again afterwards (it reconnects). Stopping Milvus Lite's
+        server releases its lock on the data directory, so another process may open it.
+        """
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+            self._aclients.clear()
+            self._vector_stores.clear()
+            self._dim = None
+            if _is_lite(self.uri):
+                try:
+                    from milvus_lite.server_manager import server_manager_instance
+                except ImportError:  # pragma: no cover - milvus-lite is a dependency
+                    return
+                server_manager_instance.release_server(self._resolved_args()["uri"])
+
+    async def aclient(self) -> AsyncMilvusClient:
+        """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
+        loop = asyncio.get_running_loop()
+        client = self._aclients.get(loop)
+        if client is None:
+            client = AsyncMilvusClient(**self._resolved_args())
+            self._aclients[loop] = client
+        return client
+
+    def exists(self) -> bool:
+        """True if all three collections exist."""
+        return all(self.client.has_collection(self.collection_name(k)) for k in KINDS)
+
+    def ensure_collections(self, dim: int) -> None:
+        """Create missing collections for ``dim``-dimensional vectors; check existing ones."""
+        with self._lock:
+            for kind in KINDS:
+                name = self.collection_name(kind)
+                if self.client.has_collection(name):
+                    check_collection(self.client.describe_collection(name), kind, dim)
+                else:
+                    create_collection(
+                        self.client,
+                        name,
+                        kind,
+                        dim,
+                        index_params=self.index_params,
+                        consistency_level=self.consistency_level,
+                        timeout=self.timeout,
+                    )
+            self._dim = dim
+
+    def check_open(self) -> int:
+        """Check the collections exist and are ours; return their dimension (loads them)."""
+        if self._dim is not None:
+            return self._dim
+        with self._lock:
+            if self._dim is not None:
+                return self._dim
+            missing = [k for k in KINDS if not self.client.has_collection(self.collection_name(k))]
+            if missing:
+                raise CollectionNotFoundError(
+                    f"no {', '.join(missing)} collection under prefix {self.collection_prefix!r} at "
+                    f"{self.uri!r}; ingest data first (store.add_records / add_documents / add_jsonl)"
+                )
+            dims = {check_collection(self.client.describe_collection(self.collection_name(k)), k, None) for k in KINDS}
+            if len(dims) != 1:
+                raise GraphRAGError(f"collections under {self.collection_prefix!r} disagree on dimension")
+            for kind in KINDS:
+                self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
+            self._dim = dims.pop()
+            return self._dim
+
+    def vector_store(self, kind: Kind) -> Milvus:
+        """The collection as a ``langchain_milvus.Milvus`` vector store."""
+        from langchain_milvus import Milvus
+
+        self.check_open()
+        with self._lock:
+            if kind not in self._vector_stores:
+                self._vector_stores[kind] = Milvus(
+                    embedding_function=self.embedding,
+                    collection_name=self.collection_name(kind),
+                    connection_args=self._resolved_args(),
+                    consistency_level=self.consistency_level,
+                    search_params=self.search_params,
+                    auto_id=False,
+                    enable_dynamic_field=(kind == "passages"),
+                    primary_field="pk",
+                    text_field="text",
+                    vector_field="vector",
+                    timeout=self.timeout,
+                )
+            return self._vector_stores[kind]
+
+    @property
+    def entity_store(self) -> Milvus:
+        """Entities as a ``langchain_milvus.Milvus`` vector store."""
+        return self.vector_store("entities")
+
+    @property
+    def relation_store(self) -> Milvus:
+        """Relations as a ``langchain_milvus.Milvus`` vector store."""
+        return self.vector_store("relations")
+
+    @property
+    def passage_store(self) -> Milvus:
+        """Passages as a ``langchain_milvus.Milvus`` vector store."""
+        return self.vector_store("passages")
+
+    # ------------------------------------------------------------------ reads
+    def _search_request(
+        self,
+        kind: Kind,
+        vectors: Sequence[Sequence[float]],
+        limit: int,
+        filter_expr: str | None,
+        output_fields: Sequence[str],
+    ) -> dict[str, Any]:
+        return {
+            "collection_name": self.collection_name(kind),
+            "data": [list(map(float, v)) for v in vectors],
+            "anns_field": "vector",
+            "limit": int(limit),
+            "filter": filter_expr or "",
+            "output_fields": list(output_fields) or ["pk"],
+            "search_params": self.search_params,
+            "timeout": self.timeout,
+        }
+
+    def search(
+        self,
+        kind: Kind,
+        vectors: Sequence[Sequence[float]],
+        limit: int,
+        *,
+        filter_expr: str | None = None,
+        output_fields: Sequence[str] = ("pk",),
+    ) -> list[list[Hit]]:
+        """Top-``limit`` hits for each vector (one batched Milvus search)."""
+        if not vectors or limit < 1:
+            return [[] for _ in vectors]
+        self.check_open()
+        return _parse_hits(self.client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields)))
+
+    async def asearch(
+        self,
+        kind: Kind,
+        vectors: Sequence[Sequence[float]],
+        limit: int,
+        *,
+        filter_expr: str | None = None,
+        output_fields: Sequence[str] = ("pk",),
+    ) -> list[list[Hit]]:
+        """Async :meth:`search`."""
+        if not vectors or limit < 1:
+            return [[] for _ in vectors]
+        await self._acheck_open()
+        client = await self.aclient()
+        return _parse_hits(
+            await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
+        )
+
+    def _fetch_requests(
+        self, kind: Kind, ids: Iterable[str], output_fields: Sequence[str], filter_expr: str | None
+    ) -> list[dict[str, Any]]:
+        unique = list(dict.fromkeys(ids))
+        return [
+            {
+                "collection_name": self.collection_name(kind),
+                "filter": expr.and_all(expr.in_list("pk", unique[i : i + _FETCH_CHUNK]), filter_expr),
+                "output_fields": list(dict.fromkeys(["pk", *output_fields])),
+                "limit": len(unique[i : i + _FETCH_CHUNK]),
+                "timeout": self.timeout,
+            }
+            for i in range(0, len(unique), _FETCH_CHUNK)
+        ]
+
+    def fetch(
+        self,
+        kind: Kind,
+        ids: Iterable[str],
+        output_fields: Sequence[str] = ("pk",),
+        *,
+        filter_expr: str | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """Rows by primary key (missing ids are absent from the answer)."""
+        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
+        if not requests:
+            return {}
+        self.check_open()
+        return {str(r["pk"]): dict(r) for req in requests for r in self.client.query(**req)}
+
+    async def afetch(
+        self,
+        kind: Kind,
+        ids: Iterable[str],
+        output_fields: Sequence[str] = ("pk",),
+        *,
+        filter_expr: str | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """Async :meth:`fetch`."""
+        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
+        if not requests:
+            return {}
+        await self._acheck_open()
+        client = await self.aclient()
+        results = await asyncio.gather(*(client.query(**req) for req in requests))
+        return {str(r["pk"]): dict(r) for rows in results for r in rows}
+
+    async def _acheck_open(self) -> None:
+        if self._dim is None:
+            await asyncio.to_thread(self.check_open)
+
+    def iterate(self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096) -> Iterator[dict[str, Any]]:
+        """Every row of a collection (``query_iterator``), with the given fields."""
+        self.check_open()
+        iterator = self.client.query_iterator(
+            collection_name=self.collection_name(kind),
+            batch_size=batch_size,
+            filter="",
+            output_fields=list(dict.fromkeys(["pk", *output_fields])),
+            timeout=self.timeout,
+        )
+        try:
+            while True:
+                batch = iterator.next()
+                if not batch:
+                    return
+                yield from batch
+        finally:
+            iterator.close()
+
+    def counts(self) -> dict[str, int]:
+        """Number of rows in each collection (exact, via ``count(*)``)."""
+        self.check_open()
+        return {
+            kind: int(
+                self.client.query(
+                    self.collection_name(kind), filter="", output_fields=["count(*)"], timeout=self.timeout
+                )[0]["count(*)"]
+            )
+            for kind in KINDS
+        }
+
+    # ------------------------------------------------------------------ graph
+    @property
+    def graph(self) -> GraphIndex:
+        """The graph index, built from the relation collection on first use."""
+        graph = self._graph
+        if graph is None:
+            with self._lock:
+                if self._graph is None:
+                    self._graph = self._build_graph()
+                graph = self._graph
+        return graph
+
+    def rebuild_graph(self) -> GraphIndex:
+        """Rebuild the graph index from Milvus alone and return it."""
+        with self._lock:
+            self._graph = self._build_graph()
+            self._entity_names = None
+            return self._graph
+
+    def _build_graph(self) -> GraphIndex:
+        rkeys, skeys, okeys, pids = [], [], [], []
+        for row in self.iterate("relations", ("subject_id", "object_id", "passage_ids")):
+            rkeys.append(id_to_key(row["pk"]))
+            skeys.append(id_to_key(row["subject_id"]))
+            okeys.append(id_to_key(row["object_id"]))
+            pids.append(list(row["passage_ids"]))
+        return GraphIndex.from_relations(
+            relation_keys=np.array(rkeys, np.uint64),
+            subject_keys=np.array(skeys, np.uint64),
+            object_keys=np.array(okeys, np.uint64),
+            passage_ids=pids,
+        )
+
+    def entity_names(self) -> dict[str, str]:
+        """Entity id → display name for every entity (cached; used by the offline linker)."""
+        names = self._entity_names
+        if names is None:
+            with self._lock:
+                if self._entity_names is None:
+                    self._entity_names = {r["pk"]: r["text"] for r in self.iterate("entities", ("text",))}
+                names = self._entity_names
+        return names
+
+    def entity_linker(self) -> EntityLinker:
+        """An :class:`~langchain_graphrag_milvus.extraction.EntityLinker` over all entity names (cached)."""
+        names = self.entity_names()
+        cached = self._linker
+        if cached is None or cached[0] is not names:
+            cached = self._linker = (names, EntityLinker(names.values()))
+        return cached[1]
+
+    def _after_ingest(self, graph_delta: dict[str, Any], new_entities: Mapping[str, str]) -> None:
+        with self._lock:
+            if self._graph is not None:
+                self._graph = self._graph.add_relations(**graph_delta)
+            if self._entity_names is not None and new_entities:
+                self._entity_names = {**self._entity_names, **new_entities}
+
+    # ------------------------------------------------------------------ ingestion
+    def add_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+    ) -> IngestReport:
+        """Ingest seed-style ``{"passage", "triplets"}`` or ``{"id", "title", "text", "triplets"}`` records.
+
+        Malformed triplets are skipped and counted in the report (``strict=True`` raises
+        :class:`~langchain_graphrag_milvus.errors.MalformedTripletError` instead).
+        Re-ingesting the same records adds nothing.
+        """
+        from langchain_graphrag_milvus.ingest import ingest_mappings
+
+        return ingest_mappings(self, records, strict=strict, show_progress=show_progress)
+
+    def add_documents(
+        self, documents: Iterable[Document], *, strict: bool = False, show_progress: bool | None = None
+    ) -> IngestReport:
+        """Ingest ``Document``s whose ``metadata["triplets"]`` holds their triplets.
+
+        The passage id is ``Document.id`` (or a hash of the text when it is ``None``);
+        the rest of the metadata is stored with the passage and returned on retrieval.
+        """
+        from langchain_graphrag_milvus.ingest import ingest_documents
+
+        return ingest_documents(self, documents, strict=strict, show_progress=show_progress)
+
+    def add_jsonl(
+        self, path: str | os.PathLike[str], *, strict: bool = False, show_progress: bool | None = None
+    ) -> IngestReport:
+        """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
+        from langchain_graphrag_milvus.ingest import ingest_jsonl
+
+        return ingest_jsonl(self, path, strict=strict, show_progress=show_progress)
+
+    # ------------------------------------------------------------------ misc
+    def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:
+        """A plain vector retriever over the same passages (same Document format)."""
+        from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
+
+        return NaivePassageRetriever(store=self, **kwargs)
+
+    def drop(self) -> None:
+        """Drop the three collections and forget the graph (irreversible)."""
+        with self._lock:
+            for kind in KINDS:
+                name = self.collection_name(kind)
+                if self.client.has_collection(name):
+                    self.client.drop_collection(name)
+            self._vector_stores.clear()
+            self._dim = None
+            self._graph = None
+            self._entity_names = None

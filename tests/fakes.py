@@ -1,0 +1,108 @@
+"""Test doubles for what cannot run offline: OpenAI chat models (and a lexical embedding).
+
+* ``LexicalEmbeddings``: deterministic bag-of-words vectors (feature hashing), so texts
+  that share words are similar. Lets fast tests exercise real similarity ordering
+  without a model.
+* ``SelectingChatModel``: a fake chat model that answers the rerank prompt the way the
+  seed notebook's LLM did: it reads the numbered relation lines of the prompt and
+  returns, as JSON, the lines whose text it was told to select.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+_STOP = set(
+    "a an the of to in on at for by with and or is was were be been did do does what who whom "
+    "which when where how make made his her its their this that s".split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ions", "ion", "ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+class LexicalEmbeddings(Embeddings):
+    """Deterministic hashed bag-of-words embeddings (unit length)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.calls: list[int] = []
+
+    def _vector(self, text: str) -> list[float]:
+        vec = [0.0] * self.size
+        for word in _WORD.findall(text.lower().replace("’", "'")):
+            if word in _STOP:
+                continue
+            h = int.from_bytes(hashlib.blake2b(_stem(word).encode(), digest_size=8).digest(), "big")
+            vec[h % self.size] += 1.0 if (h >> 63) else -1.0
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        if norm == 1.0 and not any(vec):
+            vec[0] = 1.0
+        return [v / norm for v in vec]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(len(texts))
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+class SelectingChatModel(BaseChatModel):
+    """Answers the rerank prompt by selecting the relation lines whose text it is given."""
+
+    select: list[str]
+    prompts: list[str] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "selecting-fake"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        prompt = str(messages[-1].content)
+        self.prompts.append(prompt)
+        lines = dict(re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M))
+        chosen = [f"[{n}] {text}" for want in self.select for n, text in lines.items() if text == want]
+        answer = {
+            "thought_process": "Euler's teacher was Johann Bernoulli; his son is Daniel.",
+            "useful_relationships": chosen,
+        }
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=json.dumps(answer)))])
+
+
+class FailingChatModel(BaseChatModel):
+    """A chat model whose every call raises (an outage)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "failing-fake"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise ConnectionError("LLM service unavailable")
