@@ -1,0 +1,46 @@
+"""Model choice shared by the examples: OpenAI when OPENAI_API_KEY is set, offline otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+HERE = Path(__file__).resolve().parent
+DB_URI = str(HERE / "data" / "examples_milvus.db")  # Milvus Lite, created on first run
+
+
+def use_openai() -> bool:
+    return bool(os.environ.get("OPENAI_API_KEY"))
+
+
+def embeddings() -> tuple[Embeddings, str]:
+    """The embedding model and a collection prefix naming it (dimensions differ per model)."""
+    if use_openai():
+        from langchain_openai import OpenAIEmbeddings
+
+        return OpenAIEmbeddings(model="text-embedding-3-small"), "openai"
+    from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
+
+    return LocalMiniLMEmbeddings(), "minilm"
+
+
+def chat_model() -> BaseChatModel | None:
+    if not use_openai():
+        return None
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="gpt-4o", temperature=0)
+
+
+def banner() -> None:
+    if use_openai():
+        print("OPENAI_API_KEY is set: OpenAI embeddings (text-embedding-3-small) and gpt-4o are used.\n")
+    else:
+        print(
+            "No OPENAI_API_KEY: embeddings come from the local all-MiniLM-L6-v2 model and NO LLM runs.\n"
+            "  - query entities: offline linker (known entity names found in the question)\n"
+            "  - rerank: no LLM; relations are ordered by the retriever's no-LLM scoring\n"
+        )

@@ -1,0 +1,64 @@
+"""Graph RAG on Milvus for LangChain.
+
+Triplets (subject, predicate, object) become entity and relation collections in Milvus;
+a query's entities and the query itself are searched there, expanded on a sparse graph,
+reranked, and the passages behind the chosen relations come back as Documents.
+
+Example:
+    .. code-block:: python
+
+        from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+        from langchain_graphrag_milvus.datasets import nano_dataset
+
+        store = MilvusGraphStore(embeddings, uri="./graph.db")
+        store.add_records(nano_dataset())
+        retriever = MilvusGraphRetriever(store=store, k=2)
+        retriever.invoke("What contribution did the son of Euler's teacher make?")
+"""
+
+from langchain_graphrag_milvus.errors import (
+    CollectionNotFoundError,
+    EmbeddingDimensionError,
+    GraphRAGError,
+    InvalidFilterError,
+    MalformedRecordError,
+    MalformedTripletError,
+    StaleIndexError,
+    StoreConnectionError,
+    UnknownIdError,
+)
+from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
+from langchain_graphrag_milvus.graph import Expansion, GraphIndex
+from langchain_graphrag_milvus.ingest import IngestReport
+from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
+from langchain_graphrag_milvus.rerank import create_llm_reranker
+from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
+from langchain_graphrag_milvus.store import Hit, MilvusGraphStore
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MilvusGraphRetriever",
+    "NaivePassageRetriever",
+    "MilvusGraphStore",
+    "GraphIndex",
+    "Expansion",
+    "IngestReport",
+    "PassageRecord",
+    "Problem",
+    "Triplet",
+    "Hit",
+    "EntityLinker",
+    "create_llm_entity_extractor",
+    "create_llm_reranker",
+    "GraphRAGError",
+    "MalformedRecordError",
+    "MalformedTripletError",
+    "CollectionNotFoundError",
+    "EmbeddingDimensionError",
+    "UnknownIdError",
+    "InvalidFilterError",
+    "StoreConnectionError",
+    "StaleIndexError",
+    "__version__",
+]

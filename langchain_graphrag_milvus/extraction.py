@@ -1,0 +1,153 @@
+"""Query entities: an LLM extraction runnable and an offline linker.
+
+Both are runnables from a query string to a list of entity names, so the retriever
+treats them alike and either can be replaced by any ``Runnable[str, list[str]]``.
+
+* :func:`create_llm_entity_extractor` — a one-shot prompt asking a chat model for the
+  named entities of the question as JSON (``{"entities": [...]}``).
+* :class:`EntityLinker` — no model: finds the names of known graph entities inside the
+  query (case-insensitive, on word boundaries, longest match first, non-overlapping).
+
+Example:
+    >>> linker = EntityLinker(["Leonhard Euler", "Euler", "Johann Bernoulli", "the"])
+    >>> linker.find("What contribution did the son of Euler's teacher make?")
+    ['Euler']
+    >>> linker.find("Was leonhard euler a student of Johann  Bernoulli?")
+    ['Leonhard Euler', 'Johann Bernoulli']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.output_parsers import JsonOutputParser
+from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from langchain_graphrag_milvus.normalize import clean_text, entity_key
+
+__all__ = [
+    "EntityLinker",
+    "create_llm_entity_extractor",
+    "parse_entities",
+    "ENTITY_PROMPT_ONE_SHOT_INPUT",
+    "ENTITY_PROMPT_ONE_SHOT_OUTPUT",
+]
+
+_WORD = re.compile(r"\w+")
+MAX_NGRAM = 12
+# Single words that are never useful query entities on their own.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they this
+    those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves one two also may might must shall""".split()
+)
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(entity_key(text)))
+
+
+class EntityLinker:
+    """Find known entity names in a query without any model.
+
+    Matching is on normalised word sequences (NFKC, casefold, punctuation ignored), so
+    "Euler's" matches the entity "Euler". Longer matches win and matches do not overlap.
+    Entities made only of stopwords ("the", "he") are never linked.
+
+    Args:
+        names: Display names of the graph's entities.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._by_tokens: dict[tuple[str, ...], str] = {}
+        longest = 1
+        for name in names:
+            tokens = _tokens(name)
+            if not tokens or all(t in STOPWORDS for t in tokens) or len(tokens) > MAX_NGRAM:
+                continue
+            self._by_tokens.setdefault(tokens, clean_text(name))
+            longest = max(longest, len(tokens))
+        self._longest = longest
+
+    def __len__(self) -> int:
+        return len(self._by_tokens)
+
+    def find(self, query: str) -> list[str]:
+        """Display names of the entities found in ``query``, in order of appearance."""
+        keys = list(_tokens(query))
+        taken = [False] * len(keys)
+        found: list[tuple[int, str]] = []
+        for size in range(min(self._longest, len(keys)), 0, -1):
+            for start in range(0, len(keys) - size + 1):
+                if any(taken[start : start + size]):
+                    continue
+                name = self._by_tokens.get(tuple(keys[start : start + size]))
+                if name is not None:
+                    taken[start : start + size] = [True] * size
+                    found.append((start, name))
+        return list(dict.fromkeys(name for _, name in sorted(found)))
+
+    def as_runnable(self) -> Runnable[str, list[str]]:
+        """This linker as a ``Runnable[str, list[str]]``."""
+        return RunnableLambda(self.find, name="offline_entity_linker")
+
+
+ENTITY_PROMPT_ONE_SHOT_INPUT = """Extract the named entities (people, places, organisations, works, events, dates, concepts) that the question is about. Return a JSON object {"entities": [...]} with the entity names exactly as they appear in the question.
+
+Question:
+When was the mother of the leader of the Third Crusade born?
+"""  # noqa: E501
+ENTITY_PROMPT_ONE_SHOT_OUTPUT = '{"entities": ["Third Crusade"]}'
+
+
+def parse_entities(answer: Any) -> list[str]:
+    """Entity names from ``{"entities": [...]}`` (or a bare list); blanks and repeats dropped.
+
+    Raises:
+        OutputParserException: The answer holds no list of entities.
+    """
+    items = answer.get("entities") if isinstance(answer, dict) else answer
+    if not isinstance(items, list):
+        raise OutputParserException(f"entity answer has no 'entities' list: {answer!r:.200}")
+    names = [clean_text(x) for x in items if isinstance(x, str) and clean_text(x)]
+    return list(dict.fromkeys(names))
+
+
+def _as_question(query: str) -> dict[str, str]:
+    return {"question": query}
+
+
+def create_llm_entity_extractor(llm: BaseChatModel, *, json_mode: bool | None = None) -> Runnable[str, list[str]]:
+    """A runnable that asks ``llm`` for the entities of a question, as JSON.
+
+    Args:
+        llm: Any chat model.
+        json_mode: Bind OpenAI's JSON mode (``None``: only for langchain-openai models).
+    """
+    prompt = ChatPromptTemplate.from_messages(
+        [
+            HumanMessage(ENTITY_PROMPT_ONE_SHOT_INPUT),
+            AIMessage(ENTITY_PROMPT_ONE_SHOT_OUTPUT),
+            HumanMessagePromptTemplate.from_template("Question:\n{question}\n"),
+        ]
+    )
+    use_json = type(llm).__module__.startswith("langchain_openai") if json_mode is None else json_mode
+    model: Runnable[Any, Any] = llm.bind(response_format={"type": "json_object"}) if use_json else llm
+    chain: Runnable[str, list[str]] = (
+        RunnableLambda(_as_question, name="as_question")
+        | prompt
+        | model
+        | JsonOutputParser()
+        | RunnableLambda(parse_entities, name="parse_entities")
+    )
+    return chain.with_config(run_name="graph_query_entities")

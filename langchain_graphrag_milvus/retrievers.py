@@ -1,0 +1,296 @@
+"""LangChain retrievers over a :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Generator
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
+from pydantic import Field, PrivateAttr, model_validator
+
+from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
+from langchain_graphrag_milvus.pipeline import (
+    Effect,
+    Embed,
+    Fetch,
+    Gather,
+    GetGraph,
+    Invoke,
+    LinkEntities,
+    RetrievalParams,
+    Search,
+    graph_pipeline,
+    naive_pipeline,
+)
+from langchain_graphrag_milvus.rerank import create_llm_reranker
+from langchain_graphrag_milvus.store import MilvusGraphStore
+
+__all__ = ["MilvusGraphRetriever", "NaivePassageRetriever"]
+
+_IGNORED_KWARGS = frozenset({"verbose"})
+
+
+class _StoreRetriever(BaseRetriever):
+    """Executes pipeline effects against the store, blocking or with ``await``."""
+
+    store: MilvusGraphStore
+
+    def _sync_effect(self, effect: Effect, callbacks: Any) -> Any:
+        store = self.store
+        if isinstance(effect, Invoke):
+            return effect.runnable.invoke(effect.input, config={"callbacks": callbacks})
+        if isinstance(effect, Embed):
+            return store.embedding.embed_documents(list(effect.texts))
+        if isinstance(effect, Search):
+            return store.search(
+                effect.kind,
+                effect.vectors,
+                effect.limit,
+                filter_expr=effect.filter_expr,
+                output_fields=effect.output_fields,
+            )
+        if isinstance(effect, Fetch):
+            return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
+        if isinstance(effect, Gather):
+            return [self._sync_effect(e, callbacks) for e in effect.effects]
+        if isinstance(effect, GetGraph):
+            return store.graph
+        if isinstance(effect, LinkEntities):
+            return store.entity_linker().find(effect.query)
+        raise TypeError(f"unknown effect {effect!r}")
+
+    async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
+        store = self.store
+        if isinstance(effect, Invoke):
+            return await effect.runnable.ainvoke(effect.input, config={"callbacks": callbacks})
+        if isinstance(effect, Embed):
+            return await store.embedding.aembed_documents(list(effect.texts))
+        if isinstance(effect, Search):
+            return await store.asearch(
+                effect.kind,
+                effect.vectors,
+                effect.limit,
+                filter_expr=effect.filter_expr,
+                output_fields=effect.output_fields,
+            )
+        if isinstance(effect, Fetch):
+            return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
+        if isinstance(effect, Gather):
+            return list(await asyncio.gather(*(self._async_effect(e, callbacks) for e in effect.effects)))
+        if isinstance(effect, (GetGraph, LinkEntities)):
+            # building the graph or the linker reads Milvus: keep the event loop free
+            return await asyncio.to_thread(self._sync_effect, effect, callbacks)
+        raise TypeError(f"unknown effect {effect!r}")
+
+    def _run(self, pipeline: Generator[Effect, Any, list[Document]], callbacks: Any) -> list[Document]:
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = pipeline.throw(error) if error is not None else pipeline.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            try:
+                value, error = self._sync_effect(effect, callbacks), None
+            except Exception as exc:
+                value, error = None, exc
+
+    async def _arun(self, pipeline: Generator[Effect, Any, list[Document]], callbacks: Any) -> list[Document]:
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = pipeline.throw(error) if error is not None else pipeline.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            try:
+                value, error = await self._async_effect(effect, callbacks), None
+            except Exception as exc:
+                value, error = None, exc
+
+
+class NaivePassageRetriever(_StoreRetriever):
+    """Plain top-``k`` vector search over the graph store's passages.
+
+    The baseline the graph retriever is compared with and can be swapped for: same
+    passages, same embeddings, same ``Document`` format (``id`` is the passage id;
+    metadata holds the user's metadata plus ``_passage_id`` and ``_score``).
+
+    Example:
+        .. code-block:: python
+
+            naive = store.as_naive_retriever(k=2)
+            docs = naive.invoke("What contribution did the son of Euler's teacher make?")
+    """
+
+    k: int = Field(default=4, ge=1)
+    filter: str | None = None
+
+    def _call_params(self, kwargs: dict[str, Any]) -> tuple[int, str | None]:
+        unknown = set(kwargs) - {"k", "filter"} - _IGNORED_KWARGS
+        if unknown:
+            raise TypeError(f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}")
+        k = kwargs.get("k", self.k)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        return k, kwargs.get("filter", self.filter)
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        k, filter_expr = self._call_params(kwargs)
+        return self._run(naive_pipeline(query, k, filter_expr), run_manager.get_child())
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        k, filter_expr = self._call_params(kwargs)
+        return await self._arun(naive_pipeline(query, k, filter_expr), run_manager.get_child())
+
+
+class MilvusGraphRetriever(_StoreRetriever):
+    r"""Graph RAG retriever: entity and relation search in Milvus, graph expansion, rerank.
+
+    The method of the Milvus "Graph RAG with Milvus" tutorial as a LangChain retriever:
+    the query's entities and the query itself are searched in the entity and relation
+    collections; the hits are expanded on the sparse graph by ``hops``; the candidate
+    relations (at most ``max_candidates``, ordered by similarity to the query) go to a
+    reranker (an LLM with the tutorial's one-shot chain-of-thought prompt when ``llm`` is
+    given); the passages behind the chosen relations are returned as Documents.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langchain-graphrag-milvus
+            export OPENAI_API_KEY=...   # optional: without it, no LLM step runs
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+            from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+            from langchain_graphrag_milvus.datasets import nano_dataset
+
+            store = MilvusGraphStore(OpenAIEmbeddings(model="text-embedding-3-small"),
+                                     uri="./graph.db")
+            store.add_records(nano_dataset())
+            retriever = MilvusGraphRetriever(store=store, llm=ChatOpenAI(model="gpt-4o"), k=2)
+
+    Usage:
+        .. code-block:: python
+
+            docs = retriever.invoke("What contribution did the son of Euler's teacher make?")
+            for doc in docs:
+                print(doc.metadata["_relations"], doc.page_content[:60])
+            retriever.invoke("...", k=3, hops=2)      # per-call overrides
+
+    Use within a chain:
+        .. code-block:: python
+
+            from langchain_core.output_parsers import StrOutputParser
+            from langchain_core.prompts import ChatPromptTemplate
+            from langchain_core.runnables import RunnablePassthrough
+
+            prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+            chain = (
+                {"context": retriever | (lambda ds: "\n\n".join(d.page_content for d in ds)),
+                 "question": RunnablePassthrough()}
+                | prompt | ChatOpenAI() | StrOutputParser()
+            )
+
+    Async:
+        .. code-block:: python
+
+            docs = await retriever.ainvoke("What contribution did the son of Euler's teacher make?")
+
+    Each Document has ``id`` = passage id and metadata: the passage's own metadata plus
+    ``_passage_id``, ``_score`` (similarity of the best relation, or of the passage),
+    ``_ranked_by`` (``"llm"``, ``"graph"`` or ``"passage_similarity"``), ``_relations`` and
+    ``_relation_ids`` (the relations that led to it) and ``_hops``.
+
+    When the graph yields fewer than ``k`` passages, the rest come from a passage
+    similarity search, so exactly ``k`` Documents are returned when the store has them.
+    """
+
+    k: int = Field(default=4, ge=1, description="Number of passages returned.")
+    llm: BaseChatModel | None = Field(
+        default=None, description="Chat model for the default entity extractor and reranker."
+    )
+    entity_extractor: Runnable[str, list[str]] | None = Field(
+        default=None, description="Runnable query → entity names; default: LLM if `llm`, else offline linker."
+    )
+    reranker: Runnable[dict[str, Any], list[int]] | None = Field(
+        default=None, description="Runnable {question, relations, select} → positions; default: LLM if `llm`."
+    )
+    entity_top_k: int = Field(default=3, ge=1, description="Entity hits per query entity.")
+    relation_top_k: int = Field(default=3, ge=1, description="Relation hits for the query.")
+    hops: int = Field(default=1, ge=0, le=3, description="Expansion depth on the graph (seed: 1).")
+    max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
+    max_neighbors: int | None = Field(default=100, description="Relations taken per entity per hop.")
+    max_frontier: int | None = Field(default=1000, description="Entities expanded per hop.")
+    decay: float = Field(default=0.8, gt=0, le=1, description="Graph score factor per hop.")
+    rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
+    filter: str | None = Field(default=None, description="Milvus expression over passage metadata.")
+
+    _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
+    _reranker: Runnable[dict[str, Any], list[int]] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> MilvusGraphRetriever:
+        self._defaults()  # validates the combination once, at construction
+        self._extractor = self.entity_extractor or (
+            create_llm_entity_extractor(self.llm) if self.llm is not None else None
+        )
+        self._reranker = self.reranker or (create_llm_reranker(self.llm) if self.llm is not None else None)
+        return self
+
+    def _defaults(self) -> RetrievalParams:
+        return RetrievalParams(
+            k=self.k,
+            entity_top_k=self.entity_top_k,
+            relation_top_k=self.relation_top_k,
+            hops=self.hops,
+            max_candidates=self.max_candidates,
+            max_neighbors=self.max_neighbors,
+            max_frontier=self.max_frontier,
+            decay=self.decay,
+            rerank_select=self.rerank_select,
+            filter=self.filter,
+        )
+
+    def _call_params(self, kwargs: dict[str, Any]) -> RetrievalParams:
+        allowed = {f.name for f in dataclasses.fields(RetrievalParams)}
+        unknown = set(kwargs) - allowed - _IGNORED_KWARGS
+        if unknown:
+            raise TypeError(
+                f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}; "
+                f"accepted: {', '.join(sorted(allowed))}"
+            )
+        overrides = {k: v for k, v in kwargs.items() if k in allowed}
+        if overrides.get("entities") is not None:
+            overrides["entities"] = tuple(overrides["entities"])
+        return dataclasses.replace(self._defaults(), **overrides)
+
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+        return graph_pipeline(
+            query, self._call_params(kwargs), entity_extractor=self._extractor, reranker=self._reranker
+        )
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return self._run(self._pipeline(query, kwargs), run_manager.get_child())
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return await self._arun(self._pipeline(query, kwargs), run_manager.get_child())
