@@ -87,8 +87,46 @@ def _empty_expansion() -> Expansion:
     )
 
 
-def _best_first(idx: I32, scores: F32, hops: H16) -> npt.NDArray[np.intp]:
+_UNSEEN = np.int16(np.iinfo(np.int16).max)
+
+
+def _top(idx: I32, scores: F32, hops: H16, limit: int | None) -> npt.NDArray[np.intp]:
+    """Positions of the best ``limit`` items: score desc, then hop, then index (deterministic)."""
+    if limit is not None and idx.size > limit:
+        kth = np.partition(scores, idx.size - limit)[idx.size - limit]
+        candidates = np.flatnonzero(scores >= kth)  # ties at the cut stay in, then the sort decides
+        order = np.lexsort((idx[candidates], hops[candidates], -scores[candidates]))[:limit]
+        return candidates[order]
     return np.lexsort((idx, hops, -scores))
+
+
+def _reduce(chunks: list[tuple[I32, F32, int]], n: int) -> tuple[I32, F32, H16]:
+    """Unique indices with their max score and min hop, from (indices, scores, hop) chunks.
+
+    Small inputs are sorted; big ones are scattered into dense per-call arrays (no
+    state is shared between calls, so concurrent readers are safe).
+    """
+    idx = np.concatenate([c[0] for c in chunks]).astype(np.int32, copy=False)
+    scores = np.concatenate([c[1] for c in chunks]).astype(np.float32, copy=False)
+    hops = np.concatenate([np.full(c[0].size, c[2], np.int16) for c in chunks])
+    if idx.size * 8 < n:
+        return reduce_max_min(idx, scores, hops)
+    best = np.full(n, -np.inf, np.float32)
+    first = np.full(n, _UNSEEN, np.int16)
+    np.maximum.at(best, idx, scores)
+    np.minimum.at(first, idx, hops)
+    keys = np.flatnonzero(first != _UNSEEN).astype(np.int32)
+    return keys, best[keys], first[keys]
+
+
+def _first_occurrences(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.intp]:
+    """Positions of the first occurrence of each distinct key, in input order."""
+    if keys.size < 2:
+        return np.arange(keys.size)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.concatenate([[True], ordered[1:] != ordered[:-1]])
+    return np.sort(order[first])
 
 
 def _seed_arrays(seeds: npt.ArrayLike | None, scores: npt.ArrayLike | None, n: int, what: str) -> tuple[I32, F32]:
@@ -194,8 +232,7 @@ class GraphIndex:
         if not (rkeys.size == skeys.size == okeys.size == len(passage_ids)):
             raise ValueError("relation_keys, subject_keys, object_keys and passage_ids must align")
         # relations: dedupe the batch (keep first), split new / existing
-        rkeys_u, first = np.unique(rkeys, return_index=True)
-        first.sort()
+        first = _first_occurrences(rkeys)
         rkeys, skeys, okeys = rkeys[first], skeys[first], okeys[first]
         pids = [passage_ids[i] for i in first.tolist()]
         existing = self.relations.find(rkeys)
@@ -205,8 +242,7 @@ class GraphIndex:
         ent_candidates = np.concatenate([skeys[is_new], okeys[is_new]])
         if entity_keys is not None:
             ent_candidates = np.concatenate([ent_candidates, np.asarray(entity_keys, np.uint64).ravel()])
-        _, first_e = np.unique(ent_candidates, return_index=True)
-        ent_candidates = ent_candidates[np.sort(first_e)]
+        ent_candidates = ent_candidates[_first_occurrences(ent_candidates)]
         new_ent = ent_candidates[self.entities.find(ent_candidates) < 0]
         entities = self.entities.extended(new_ent)
 
@@ -226,6 +262,8 @@ class GraphIndex:
             np.concatenate([new_ridx, new_ridx[~loop]]),
             len(entities),
         )
+        touched = np.flatnonzero(np.bincount(np.concatenate([subj, obj]), minlength=len(entities))).astype(np.int32)
+        ent_rel = _order_rows(ent_rel, touched, rel_subject, rel_object)
 
         # passage links (new relations and new links of existing ones)
         ridx_all = np.where(is_new, 0, existing)
@@ -336,36 +374,35 @@ class GraphIndex:
 
         Rule when an entity has more than ``limit`` (allowed) relations: keep those whose
         other entity has the fewest relations (specific facts before hub-to-hub ones),
-        ties broken by relation index. Deterministic, and independent of the query.
+        ties broken by relation index. Rows are stored in that order (re-sorted for the
+        rows an ingest touches), so the cap is a slice, not a sort per query. The rule
+        is deterministic and independent of the query.
         """
         degree = self.entity_degree()
-        if limit is None:
-            owner, rels = gather_rows(self.ent_rel, frontier)
-            truncated = False
-        else:
-            small = degree[frontier] <= limit
-            owner_s, rels_s = gather_rows(self.ent_rel, frontier[small])
-            owner_parts = [np.flatnonzero(small).astype(np.int32)[owner_s]]
-            rel_parts = [rels_s]
-            truncated = False
-            for pos in np.flatnonzero(~small).tolist():
-                ent = int(frontier[pos])
-                row = self.ent_rel.row(ent)
-                if mask is not None:
-                    row = row[mask[row]]
-                if row.size > limit:
-                    other = np.where(self.rel_subject[row] == ent, self.rel_object[row], self.rel_subject[row])
-                    rank_key = degree[other].astype(np.int64) * (self.n_relations + 1) + row
-                    row = row[np.argpartition(rank_key, limit - 1)[:limit]]
-                    truncated = True
-                owner_parts.append(np.full(row.size, pos, np.int32))
-                rel_parts.append(row.astype(np.int32))
-            owner = np.concatenate(owner_parts)
-            rels = np.concatenate(rel_parts)
-        if mask is not None and rels.size:
-            keep = mask[rels]
-            owner, rels = owner[keep], rels[keep]
-        return owner.astype(np.int32), rels.astype(np.int32), truncated
+        truncated = bool(limit is not None and np.any(degree[frontier] > limit))
+        if mask is None or limit is None:
+            owner, rels = gather_rows(self.ent_rel, frontier, limit)
+            if mask is not None and rels.size:
+                keep = mask[rels]
+                owner, rels = owner[keep], rels[keep]
+            return owner, rels, truncated
+        # with a mask, a hub's first `limit` *allowed* relations are wanted
+        small = degree[frontier] <= limit
+        owner_s, rels_s = gather_rows(self.ent_rel, frontier[small])
+        owner_parts = [np.flatnonzero(small).astype(np.int32)[owner_s]]
+        rel_parts = [rels_s]
+        truncated = False
+        for pos in np.flatnonzero(~small).tolist():
+            row = self.ent_rel.row(int(frontier[pos]))
+            row = row[mask[row]]
+            if row.size > limit:
+                row, truncated = row[:limit], True
+            owner_parts.append(np.full(row.size, pos, np.int32))
+            rel_parts.append(row)
+        owner = np.concatenate(owner_parts)
+        rels = np.concatenate(rel_parts)
+        keep = mask[rels]
+        return owner[keep].astype(np.int32), rels[keep].astype(np.int32), truncated
 
     def expand(
         self,
@@ -424,20 +461,24 @@ class GraphIndex:
         if e_idx.size == 0 and r_idx.size == 0:
             return _empty_expansion()
 
+        if max_frontier is None and max_relations is not None:
+            # a relation's score is its best frontier entity's score, so the best
+            # `max_relations` relations of a hop come from its best entities
+            max_frontier = max_relations
+        elif max_frontier is not None and max_relations is not None:
+            max_frontier = min(max_frontier, max_relations)
         expanded = np.full(self.n_entities, -np.inf, np.float32)
-        ent_parts = [e_idx]
-        ent_sc_parts = [e_sc]
-        ent_hop_parts = [np.zeros(e_idx.size, np.int16)]
-        rel_parts, rel_sc_parts, rel_hop_parts = [], [], []
+        rel_chunks: list[tuple[I32, F32, int]] = []
+        ent_chunks: list[tuple[I32, F32, int]] = [(e_idx, e_sc, 0)]
         truncated = False
         f_ent, f_sc = e_idx, e_sc  # entities whose relations are taken at this hop
-        rels, scores = r_idx, r_sc  # relations reached at this hop (before the entity step)
+        rels, scores = r_idx, r_sc  # relations reached at this hop besides the frontier's
         for hop in range(hops + 1):
-            f_ent, f_sc, _ = reduce_max_min(f_ent, f_sc, np.zeros(f_ent.size, np.int16))
+            f_ent, f_sc, _ = _reduce([(f_ent, f_sc, 0)], self.n_entities)
             better = f_sc > expanded[f_ent]  # skip entities already expanded as well or better
             f_ent, f_sc = f_ent[better], f_sc[better]
             if max_frontier is not None and f_ent.size > max_frontier:
-                top = np.lexsort((f_ent, -f_sc))[:max_frontier]
+                top = _top(f_ent, f_sc, np.zeros(f_ent.size, np.int16), max_frontier)
                 f_ent, f_sc = f_ent[top], f_sc[top]
                 truncated = True
             expanded[f_ent] = f_sc
@@ -445,40 +486,25 @@ class GraphIndex:
             truncated |= cut
             rels = np.concatenate([rels, new_rels])
             scores = np.concatenate([scores, f_sc[owner]])
-            rels, scores, _ = reduce_max_min(rels, scores, np.zeros(rels.size, np.int16))
             if rels.size == 0:
                 break
-            rel_parts.append(rels)
-            rel_sc_parts.append(scores)
-            rel_hop_parts.append(np.full(rels.size, hop, np.int16))
+            rel_chunks.append((rels, scores, hop))  # duplicates are reduced once, at the end
             # the entities of this hop's relations are the next frontier
             f_ent = np.concatenate([self.rel_subject[rels], self.rel_object[rels]])
             f_sc = (np.concatenate([scores, scores]) * np.float32(decay)).astype(np.float32)
-            ent_parts.append(f_ent)
-            ent_sc_parts.append(f_sc)
-            ent_hop_parts.append(np.full(f_ent.size, hop + 1, np.int16))
+            ent_chunks.append((f_ent, f_sc, hop + 1))
             rels, scores = np.empty(0, np.int32), np.empty(0, np.float32)
 
-        if not rel_parts:
+        if not rel_chunks:
             return _empty_expansion()
-        rels, scores, rhops = reduce_max_min(
-            np.concatenate(rel_parts),
-            np.concatenate(rel_sc_parts).astype(np.float32),
-            np.concatenate(rel_hop_parts),
-        )
-        order = _best_first(rels, scores, rhops)
-        if max_relations is not None and order.size > max_relations:
-            order = order[:max_relations]
-            truncated = True
-        ents, escores, ehops = reduce_max_min(
-            np.concatenate(ent_parts),
-            np.concatenate(ent_sc_parts).astype(np.float32),
-            np.concatenate(ent_hop_parts),
-        )
-        eorder = _best_first(ents, escores, ehops)
+        reached, rscores, rhops = _reduce(rel_chunks, self.n_relations)
+        order = _top(reached, rscores, rhops, max_relations)
+        truncated |= max_relations is not None and reached.size > max_relations
+        ents, escores, ehops = _reduce(ent_chunks, self.n_entities)
+        eorder = _top(ents, escores, ehops, None)
         return Expansion(
-            relations=rels[order],
-            scores=scores[order],
+            relations=reached[order],
+            scores=rscores[order],
             hops=rhops[order],
             entities=ents[eorder],
             entity_scores=escores[eorder],
@@ -573,6 +599,32 @@ class GraphIndex:
         ):
             raise ValueError(f"graph index in {path} does not match its manifest")
         return index
+
+
+def _order_rows(csr: CSR, rows: I32, rel_subject: I32, rel_object: I32) -> CSR:
+    """Sort the given rows of entity→relation by (other entity's degree, relation index)."""
+    if rows.size == 0 or csr.indices.size == 0:
+        return csr
+    degree = np.diff(csr.indptr)
+    owner, rels = gather_rows(csr, rows)
+    if rels.size == 0:
+        return csr
+    ent = rows[owner]
+    other = np.where(rel_subject[rels] == ent, rel_object[rels], rel_subject[rels])
+    other_degree = degree[other].astype(np.int64)
+    bits_rel = max(int(rel_subject.size).bit_length(), 1)
+    bits_deg = max(int(other_degree.max()).bit_length(), 1)
+    if int(owner.max()).bit_length() + bits_deg + bits_rel <= 62:  # one int64 key: faster than lexsort
+        key = (owner.astype(np.int64) << (bits_deg + bits_rel)) | (other_degree << bits_rel) | rels
+        order = np.argsort(key)
+    else:  # pragma: no cover - graphs beyond ~2^62 combined range
+        order = np.lexsort((rels, other_degree, owner))
+    starts = csr.indptr[rows.astype(np.int64)]
+    lens = csr.indptr[rows.astype(np.int64) + 1] - starts
+    positions = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(rels.size)
+    indices = np.array(csr.indices, copy=True)
+    indices[positions] = rels[order]
+    return CSR(csr.indptr, indices)
 
 
 def _rmtree(path: Path) -> None:

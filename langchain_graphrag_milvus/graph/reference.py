@@ -8,6 +8,7 @@ not use it for retrieval: ``Aᵀ·A`` has ~14 billion non-zeros at 1M relations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,27 +23,32 @@ __all__ = ["SeedMatrices"]
 class SeedMatrices:
     """``entity_relation_adj_target_degree`` and ``relation_adj_target_degree`` of the seed."""
 
-    entity_relation: csr_matrix
-    relation_relation: csr_matrix
+    entity_relation: Any
+    relation_relation: Any
 
     @classmethod
     def build(cls, index: GraphIndex, hops: int) -> SeedMatrices:
-        """Compute the seed's matrices for ``hops`` (its ``target_degree``)."""
+        """Compute the seed's matrices for ``hops`` (its ``target_degree``), as the notebook does.
+
+        The notebook fills a dense ``np.zeros((E, R))`` first; that alone would need
+        E·R·8 bytes, so the same float64 matrix is built sparse directly. Everything after
+        that follows the notebook line by line, including its matrix formats (``A.T`` is
+        CSC, so ``Aᵀ·A`` stays CSC and its rows are slow to read, as in the notebook).
+        """
         n_e, n_r = index.n_entities, index.n_relations
         rows = np.repeat(np.arange(n_e), np.diff(index.ent_rel.indptr))
-        data = np.ones(rows.size, dtype=np.float32)
+        data = np.ones(rows.size, dtype=np.float64)
         entity_relation_adj = csr_matrix((data, (rows, index.ent_rel.indices)), shape=(n_e, n_r))
-        entity_relation_adj.data[:] = 1.0  # duplicates (self-loops) count once, as in the seed
         entity_adj_1_degree = entity_relation_adj @ entity_relation_adj.T
         relation_adj_1_degree = entity_relation_adj.T @ entity_relation_adj
         entity_adj_target_degree = entity_adj_1_degree
         for _ in range(hops - 1):
-            entity_adj_target_degree = entity_adj_target_degree @ entity_adj_1_degree
+            entity_adj_target_degree = entity_adj_target_degree * entity_adj_1_degree
         relation_adj_target_degree = relation_adj_1_degree
         for _ in range(hops - 1):
-            relation_adj_target_degree = relation_adj_target_degree @ relation_adj_1_degree
+            relation_adj_target_degree = relation_adj_target_degree * relation_adj_1_degree
         entity_relation_adj_target_degree = entity_adj_target_degree @ entity_relation_adj
-        return cls(entity_relation_adj_target_degree.tocsr(), relation_adj_target_degree.tocsr())
+        return cls(entity_relation_adj_target_degree, relation_adj_target_degree)
 
     @property
     def nbytes(self) -> int:
