@@ -9,7 +9,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 HERE = Path(__file__).resolve().parent
-DB_URI = str(HERE / "data" / "examples_milvus.db")  # Milvus Lite, created on first run
+# Milvus Lite, created on first run (EXAMPLES_MILVUS_URI points elsewhere, e.g. a server)
+DB_URI = os.environ.get("EXAMPLES_MILVUS_URI", str(HERE / "data" / "examples_milvus.db"))
 
 
 def use_openai() -> bool:

@@ -29,7 +29,7 @@ from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from langchain_graphrag_milvus.normalize import clean_text, entity_key
+from langchain_graphrag_milvus.normalize import clean_text
 
 __all__ = [
     "EntityLinker",
@@ -53,22 +53,47 @@ STOPWORDS = frozenset(
 )
 
 
+def _norm_token(word: str) -> str:
+    # light plural folding, so "Big Eye's" (big eye s) meets "Big Eyes" (big eye)
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _spans(text: str) -> list[tuple[str, str]]:
+    """(normalised token, surface word) pairs; possessive "s" tokens are dropped."""
+    cleaned = clean_text(text)
+    out = []
+    for match in _WORD.finditer(cleaned):
+        word = match.group(0)
+        key = word.casefold()
+        if key == "s" and match.start() > 0 and cleaned[match.start() - 1] == "'":
+            continue
+        out.append((_norm_token(key), word))
+    return out
+
+
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(entity_key(text)))
+    return tuple(t for t, _ in _spans(text))
 
 
 class EntityLinker:
     """Find known entity names in a query without any model.
 
-    Matching is on normalised word sequences (NFKC, casefold, punctuation ignored), so
-    "Euler's" matches the entity "Euler". Longer matches win and matches do not overlap.
-    Entities made only of stopwords ("the", "he") are never linked.
+    Matching is on normalised word sequences (NFKC, casefold, punctuation and possessive
+    "'s" ignored, simple plurals folded), so "Euler's" matches "Euler" and "Big Eye's"
+    matches "Big Eyes". Longer matches win and matches do not overlap. Entities made only
+    of stopwords ("the", "he") are never linked.
 
     Args:
         names: Display names of the graph's entities.
+        require_capital: Link only mentions written with a capital letter or a digit
+            (names, not common nouns such as "country" or "director"), unless the whole
+            query is lower case. Measured on musique100: common-noun links add noise.
     """
 
-    def __init__(self, names: Iterable[str]) -> None:
+    def __init__(self, names: Iterable[str], *, require_capital: bool = False) -> None:
+        self.require_capital = require_capital
         self._by_tokens: dict[tuple[str, ...], str] = {}
         longest = 1
         for name in names:
@@ -84,7 +109,9 @@ class EntityLinker:
 
     def find(self, query: str) -> list[str]:
         """Display names of the entities found in ``query``, in order of appearance."""
-        keys = list(_tokens(query))
+        spans = _spans(query)
+        keys = [t for t, _ in spans]
+        check_case = self.require_capital and any(c.isupper() for c in query)
         taken = [False] * len(keys)
         found: list[tuple[int, str]] = []
         for size in range(min(self._longest, len(keys)), 0, -1):
@@ -92,9 +119,15 @@ class EntityLinker:
                 if any(taken[start : start + size]):
                     continue
                 name = self._by_tokens.get(tuple(keys[start : start + size]))
-                if name is not None:
-                    taken[start : start + size] = [True] * size
-                    found.append((start, name))
+                if name is None:
+                    continue
+                if check_case:
+                    words = [w for _, w in spans[start : start + size]]
+                    capital = any(c.isupper() or c.isdigit() for w in words for c in w)
+                    if not capital or (start == 0 and size == 1 and not any(c.isdigit() for c in words[0])):
+                        continue  # a common noun, or just the sentence's first word
+                taken[start : start + size] = [True] * size
+                found.append((start, name))
         return list(dict.fromkeys(name for _, name in sorted(found)))
 
     def as_runnable(self) -> Runnable[str, list[str]]:

@@ -2,7 +2,9 @@
 
 Contract of every reranker the retriever accepts (so any ``Runnable`` can replace it):
 
-* input: ``{"question": str, "relations": list[str], "select": int}``;
+* input: ``{"question": str, "relations": list[str], "select": int, "candidates": [...]}``
+  where ``candidates[i]`` is ``{"id", "text", "passage_ids"}`` of ``relations[i]`` (for
+  rerankers that want more than the text; the default one uses only the text);
 * output: positions (0-based) into ``relations``, most useful first.
 
 The default, :func:`create_llm_reranker`, numbers the candidates ``[1]..[n]`` (short

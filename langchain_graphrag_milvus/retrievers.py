@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -21,6 +21,7 @@ from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
 from langchain_graphrag_milvus.pipeline import (
     Effect,
     Embed,
+    EntityNames,
     Fetch,
     Gather,
     GetGraph,
@@ -66,6 +67,9 @@ class _StoreRetriever(BaseRetriever):
             return store.graph
         if isinstance(effect, LinkEntities):
             return store.entity_linker().find(effect.query)
+        if isinstance(effect, EntityNames):
+            names = store.entity_names()
+            return {i: names.get(i, "") for i in effect.ids}
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
@@ -86,7 +90,7 @@ class _StoreRetriever(BaseRetriever):
             return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
         if isinstance(effect, Gather):
             return list(await asyncio.gather(*(self._async_effect(e, callbacks) for e in effect.effects)))
-        if isinstance(effect, (GetGraph, LinkEntities)):
+        if isinstance(effect, (GetGraph, LinkEntities, EntityNames)):
             # building the graph or the linker reads Milvus: keep the event loop free
             return await asyncio.to_thread(self._sync_effect, effect, callbacks)
         raise TypeError(f"unknown effect {effect!r}")
@@ -231,13 +235,22 @@ class MilvusGraphRetriever(_StoreRetriever):
     reranker: Runnable[dict[str, Any], list[int]] | None = Field(
         default=None, description="Runnable {question, relations, select} → positions; default: LLM if `llm`."
     )
+    ranking: Literal["ppr", "similarity"] = Field(
+        default="ppr",
+        description="'ppr': PageRank over the graph + bridge (the best measured); 'similarity': the seed's "
+        "expansion ordered by similarity to the query.",
+    )
     entity_top_k: int = Field(default=3, ge=1, description="Entity hits per query entity.")
-    relation_top_k: int = Field(default=3, ge=1, description="Relation hits for the query.")
-    hops: int = Field(default=1, ge=0, le=3, description="Expansion depth on the graph (seed: 1).")
-    max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
+    relation_top_k: int = Field(default=3, ge=1, description="Relation hits for the query ('similarity').")
+    hops: int = Field(default=1, ge=0, le=3, description="Expansion depth on the graph ('similarity'; seed: 1).")
     max_neighbors: int | None = Field(default=100, description="Relations taken per entity per hop.")
-    max_frontier: int | None = Field(default=1000, description="Entities expanded per hop.")
-    decay: float = Field(default=0.8, gt=0, le=1, description="Graph score factor per hop.")
+    max_frontier: int | None = Field(default=None, description="Entities expanded per hop (default: pool size).")
+    decay: float = Field(default=0.8, gt=0, le=1, description="Graph score factor per hop ('similarity').")
+    ppr_relation_seeds: int = Field(default=50, ge=1, description="Most similar relations seeding PageRank.")
+    ppr_passage_seeds: int = Field(default=3, ge=1, description="Most similar passages seeding PageRank.")
+    ppr_damping: float = Field(default=0.7, ge=0, lt=1, description="PageRank damping (follow-an-edge probability).")
+    bridge_candidates: int = Field(default=10, ge=1, description="Passages the bridge step looks at.")
+    max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
     rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
     filter: str | None = Field(default=None, description="Milvus expression over passage metadata.")
 
@@ -255,16 +268,7 @@ class MilvusGraphRetriever(_StoreRetriever):
 
     def _defaults(self) -> RetrievalParams:
         return RetrievalParams(
-            k=self.k,
-            entity_top_k=self.entity_top_k,
-            relation_top_k=self.relation_top_k,
-            hops=self.hops,
-            max_candidates=self.max_candidates,
-            max_neighbors=self.max_neighbors,
-            max_frontier=self.max_frontier,
-            decay=self.decay,
-            rerank_select=self.rerank_select,
-            filter=self.filter,
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalParams) if f.name != "entities"}
         )
 
     def _call_params(self, kwargs: dict[str, Any]) -> RetrievalParams:

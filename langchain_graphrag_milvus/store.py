@@ -497,7 +497,7 @@ class MilvusGraphStore:
         names = self.entity_names()
         cached = self._linker
         if cached is None or cached[0] is not names:
-            cached = self._linker = (names, EntityLinker(names.values()))
+            cached = self._linker = (names, EntityLinker(names.values(), require_capital=True))
         return cached[1]
 
     def _after_ingest(self, graph_delta: dict[str, Any], new_entities: Mapping[str, str]) -> None:

@@ -64,7 +64,11 @@ class LexicalEmbeddings(Embeddings):
 
 
 class SelectingChatModel(BaseChatModel):
-    """Answers the rerank prompt by selecting the relation lines whose text it is given."""
+    """Answers the rerank prompt by selecting relation lines, like a reasoning LLM would.
+
+    ``select`` holds regular expressions, in the order of the model's reasoning; for each,
+    the first matching relation line of the prompt is chosen.
+    """
 
     select: list[str]
     prompts: list[str] = []
@@ -82,8 +86,14 @@ class SelectingChatModel(BaseChatModel):
     ) -> ChatResult:
         prompt = str(messages[-1].content)
         self.prompts.append(prompt)
-        lines = dict(re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M))
-        chosen = [f"[{n}] {text}" for want in self.select for n, text in lines.items() if text == want]
+        lines = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
+        chosen: list[str] = []
+        for pattern in self.select:
+            for n, text in lines:
+                line = f"[{n}] {text}"
+                if re.search(pattern, text) and line not in chosen:
+                    chosen.append(line)
+                    break
         answer = {
             "thought_process": "Euler's teacher was Johann Bernoulli; his son is Daniel.",
             "useful_relationships": chosen,

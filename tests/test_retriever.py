@@ -17,10 +17,12 @@ from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 
 from .fakes import FailingChatModel, SelectingChatModel
 
+# the seed LLM's reasoning: Euler's teacher was Johann Bernoulli, his son is Daniel, who
+# made contributions to fluid dynamics: relations about Euler and Johann, then Daniel's
 SEED_CHOICE = [
-    "Leonhard Euler was a student of Johann Bernoulli",
-    "Daniel Bernoulli was the son of Johann Bernoulli",
-    "Daniel Bernoulli made major contributions to fluid dynamics",
+    r"Euler.*Johann|Johann.*Euler",
+    r"Daniel Bernoulli was the son of",
+    r"Daniel Bernoulli made major contributions",
 ]
 EULER = nano_dataset()[3]["passage"]
 DANIEL = nano_dataset()[2]["passage"]
@@ -30,16 +32,17 @@ def seed_retriever(store, llm, **kwargs) -> MilvusGraphRetriever:
     return MilvusGraphRetriever(store=store, llm=llm, entity_extractor=store.entity_linker().as_runnable(), **kwargs)
 
 
-async def test_seed_example_returns_euler_and_daniel_as_top_two(nano_store, retrieve) -> None:
+@pytest.mark.parametrize("ranking", ["ppr", "similarity"])
+async def test_seed_example_returns_euler_and_daniel_as_top_two(nano_store, retrieve, ranking) -> None:
     llm = SelectingChatModel(select=SEED_CHOICE)
-    docs = await retrieve(seed_retriever(nano_store, llm, k=2), NANO_QUESTION)
+    docs = await retrieve(seed_retriever(nano_store, llm, k=2, ranking=ranking), NANO_QUESTION)
     assert [d.page_content for d in docs] == [EULER, DANIEL]
     assert all(d.metadata["_ranked_by"] == "llm" for d in docs)
-    assert "Leonhard Euler was a student of Johann Bernoulli" in docs[0].metadata["_relations"]
-    assert docs[1].metadata["_relations"][0] == "Daniel Bernoulli was the son of Johann Bernoulli"
+    assert any("Euler" in r and "Johann" in r for r in docs[0].metadata["_relations"])
+    assert docs[1].metadata["_relations"][0].startswith("Daniel Bernoulli")
     for doc in docs:
         assert doc.id == doc.metadata["_passage_id"]
-        assert isinstance(doc.metadata["_score"], float) and isinstance(doc.metadata["_hops"], int)
+        assert isinstance(doc.metadata["_score"], float) and doc.metadata["_hops"] in (0, 1, 2)
         assert len(doc.metadata["_relations"]) == len(doc.metadata["_relation_ids"])
     # the prompt is the seed's: the one-shot example, then the numbered candidates
     prompt = llm.prompts[-1]
@@ -65,14 +68,14 @@ async def test_naive_retriever_misses_daniel(nano_store, retrieve) -> None:
     ],
     ids=["invalid-json", "empty-list", "ids-not-in-pool", "missing-key", "empty-answer"],
 )
-async def test_bad_rerank_answers_fall_back_to_similarity_order(nano_store, retrieve, caplog, answer) -> None:
+async def test_bad_rerank_answers_fall_back_to_the_no_llm_order(nano_store, retrieve, caplog, answer) -> None:
     llm = FakeListChatModel(responses=[answer] * 4)
     baseline = await retrieve(MilvusGraphRetriever(store=nano_store, k=3), NANO_QUESTION)
     with caplog.at_level(logging.WARNING, logger="langchain_graphrag_milvus"):
         docs = await retrieve(seed_retriever(nano_store, llm, k=3), NANO_QUESTION)
     assert [d.id for d in docs] == [d.id for d in baseline]
     assert all(d.metadata["_ranked_by"] != "llm" for d in docs)
-    assert "using the similarity order" in caplog.text
+    assert "using the retriever's own order" in caplog.text
 
 
 async def test_failing_llm_never_raises(nano_store, retrieve, caplog) -> None:

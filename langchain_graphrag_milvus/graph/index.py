@@ -358,6 +358,20 @@ class GraphIndex:
         """Relation indices supported by each passage."""
         return [self.pas_rel.row(int(p)) for p in np.asarray(passages).ravel()]
 
+    def passage_entities(self, passage: int) -> tuple[I32, I32]:
+        """Entities mentioned in a passage's relations and how many of its relations each is in."""
+        rels = self.pas_rel.row(int(passage))
+        ents, counts = np.unique(np.concatenate([self.rel_subject[rels], self.rel_object[rels]]), return_counts=True)
+        return ents.astype(np.int32), counts.astype(np.int32)
+
+    def entity_passage_counts(self, entities: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """For each entity, the number of distinct passages its relations come from."""
+        out = []
+        for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
+            _, passages = gather_rows(self.rel_pas, self.ent_rel.row(ent))
+            out.append(np.unique(passages).size)
+        return np.asarray(out, dtype=np.int64)
+
     def relation_mask_for_passages(self, allowed_passages: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Relations supported by at least one of ``allowed_passages`` (indices)."""
         mask = np.zeros(self.n_relations, bool)

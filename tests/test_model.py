@@ -1,0 +1,77 @@
+"""With the real local model (all-MiniLM-L6-v2): embeddings, the seed example, the examples."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langchain_graphrag_milvus import MilvusGraphRetriever
+from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
+from langchain_graphrag_milvus.embeddings import local_embeddings_available
+
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(not local_embeddings_available(), reason="needs the 'local' extra (make test installs it)"),
+]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
+
+    return LocalMiniLMEmbeddings()
+
+
+def test_minilm_embeddings(minilm) -> None:
+    a, b, c = minilm.embed_documents(["Leonhard Euler", "Euler, the mathematician", "fluid dynamics"])
+    assert len(a) == 384 and abs(math.sqrt(sum(x * x for x in a)) - 1) < 1e-4
+    dot = lambda u, v: sum(x * y for x, y in zip(u, v))  # noqa: E731
+    assert dot(a, b) > dot(a, c)
+    assert minilm.embed_query("Leonhard Euler") == pytest.approx(a, abs=1e-5)
+    assert minilm.embed_documents([]) == []
+
+
+async def test_seed_example_without_llm_finds_daniel(make_store, minilm) -> None:
+    store = make_store(minilm)
+    store.add_records(nano_dataset())
+    graph = MilvusGraphRetriever(store=store, k=2)
+    for docs in (graph.invoke(NANO_QUESTION), await graph.ainvoke(NANO_QUESTION)):
+        assert [d.page_content.split(" (")[0] for d in docs] == ["Leonhard Euler", "Daniel Bernoulli"]
+        assert docs[1].metadata["_ranked_by"] == "graph"
+    naive = [d.page_content.split(" (")[0] for d in store.as_naive_retriever(k=2).invoke(NANO_QUESTION)]
+    assert "Daniel Bernoulli" not in naive  # what the seed notebook shows: naive RAG misses it
+
+
+def run_example(name: str, tmp_path: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["EXAMPLES_MILVUS_URI"] = str(tmp_path / "examples.db")
+    result = subprocess.run(
+        [sys.executable, f"examples/{name}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_quickstart_shows_naive_and_graph_side_by_side(tmp_path) -> None:
+    out = run_example("quickstart.py", tmp_path)
+    assert "NO LLM runs" in out
+    naive, graph = out.split("Passages retrieved from naive RAG:")[1].split("Passages retrieved from graph RAG:")
+    assert "Daniel Bernoulli" not in naive
+    assert "2. Daniel Bernoulli (1700–1782)" in graph and "1. Leonhard Euler (1707–1783)" in graph
+
+
+def test_lcel_example_runs_offline(tmp_path) -> None:
+    out = run_example("lcel_chain.py", tmp_path)
+    assert out.count("the prompt the LLM would receive") == 2 and "Daniel Bernoulli" in out
+
+
+def test_langgraph_agent_example_runs_offline(tmp_path) -> None:
+    out = run_example("langgraph_agent.py", tmp_path)
+    assert "ScriptedToolCaller (a stand-in, not an LLM)" in out
+    assert "tool_calls=['graph_search']" in out and "[ToolMessage] Leonhard Euler" in out

@@ -1,0 +1,117 @@
+"""The no-LLM ranking's pure parts (numpy + graph only) and the offline linker."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from langchain_graphrag_milvus import EntityLinker, GraphIndex
+from langchain_graphrag_milvus.ranking import (
+    PPRRankingParams,
+    bridge_choice,
+    content_words,
+    interleave,
+    order_passages,
+    ppr_passage_scores,
+    predicate_overlap,
+    softmax_weights,
+)
+
+NANO_TRIPLETS = {
+    "jakob": [("Jakob", "was the older brother of", "Johann"), ("Jakob", "is known for", "Bernoulli numbers")],
+    "johann": [
+        ("Johann", "contributed to", "calculus of variations"),
+        ("Johann", "worked on", "calculus"),
+        ("Johann", "was known for", "brachistochrone"),
+    ],
+    "daniel": [("Daniel", "was the son of", "Johann"), ("Daniel", "made major contributions to", "fluid dynamics")],
+    "euler": [("Euler", "was a student of", "Johann"), ("Euler", "was born in", "Basel")],
+}
+
+
+def nano_graph() -> tuple[GraphIndex, dict[tuple[str, str, str], int], dict[str, int]]:
+    names: dict[str, int] = {}
+    rels = []
+    for pid, triplets in NANO_TRIPLETS.items():
+        for s, p, o in triplets:
+            for n in (s, o):
+                names.setdefault(n, len(names) + 1)
+            rels.append(((s, p, o), pid))
+    g = GraphIndex.from_relations(
+        relation_keys=list(range(100, 100 + len(rels))),
+        subject_keys=[names[t[0]] for t, _ in rels],
+        object_keys=[names[t[2]] for t, _ in rels],
+        passage_ids=[[pid] for _, pid in rels],
+    )
+    rel_index = {t: int(g.relations.lookup([100 + i])[0]) for i, (t, _) in enumerate(rels)}
+    ent_index = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    return g, rel_index, ent_index
+
+
+def test_softmax_and_lexical_helpers() -> None:
+    w = softmax_weights([0.9, 0.5, 0.1], 0.02)
+    assert abs(float(w.sum()) - 1) < 1e-6 and w[0] > 0.99
+    assert softmax_weights([], 0.1).size == 0
+    assert content_words("What contributions did the sons make?") == {"what", "contribut", "son", "make"} - {"what"}
+    overlap = predicate_overlap("What did the son of Euler's teacher do?", ["was the son of", "was born in", "of"])
+    assert overlap.tolist() == [1.0, 0.0, 0.0]
+    assert interleave(["a", "b", "c"], ["b", "d"]) == ["a", "b", "d", "c"]
+    assert order_passages(np.array([0.0, 0.3, 0.1, 0.3], np.float32), 10).tolist() == [1, 3, 2]
+    assert order_passages(np.array([0.0, 0.3, 0.1], np.float32), 1).tolist() == [1]
+
+
+def test_bridge_follows_the_relevant_fact_to_the_unanswered_part() -> None:
+    g, rel, ent = nano_graph()
+    p = {pid: int(g.passages.lookup([pid])[0]) for pid in NANO_TRIPLETS}
+    query = "What contribution did the son of Euler's teacher make?"
+    scores = {i: 0.3 for i in rel.values()}
+    scores[rel[("Euler", "was a student of", "Johann")]] = 0.6
+    predicates = {i: t[1] for t, i in rel.items()}
+    names = {i: n for n, i in ent.items()}
+    params = PPRRankingParams()
+    candidates = [p["euler"], p["johann"], p["jakob"], p["daniel"]]
+    chosen = bridge_choice(g, candidates, scores, predicates, names, query, params)
+    assert chosen == p["daniel"]  # uses "son of" and "contributions": the unanswered words
+    # without the coverage term, the passage most *about* the bridge (Johann) wins
+    about_only = PPRRankingParams(bridge_coverage_weight=0.0, bridge_about_weight=1.0)
+    assert bridge_choice(g, candidates, scores, predicates, names, query, about_only) == p["johann"]
+    # entities the query already names are not bridges; a single candidate has no bridge
+    assert bridge_choice(g, [p["euler"]], scores, predicates, names, query, params) is None
+    assert bridge_choice(g, candidates, scores, predicates, names, "Johann Basel Euler", params) is None
+
+
+def test_ppr_passage_scores_groups_and_empty_seeds() -> None:
+    g, rel, ent = nano_graph()
+    params = PPRRankingParams()
+    none = np.empty(0, np.int32)
+    empty = ppr_passage_scores(
+        g,
+        relation_idx=none,
+        relation_scores=np.empty(0, np.float32),
+        passage_idx=none,
+        passage_scores=np.empty(0, np.float32),
+        entity_idx=none,
+        params=params,
+    )
+    assert empty.shape == (g.n_passages,) and not empty.any()
+    scores = ppr_passage_scores(
+        g,
+        relation_idx=np.array([rel[("Euler", "was a student of", "Johann")]], np.int32),
+        relation_scores=np.array([0.6], np.float32),
+        passage_idx=none,
+        passage_scores=np.empty(0, np.float32),
+        entity_idx=np.array([ent["Euler"]], np.int32),
+        params=params,
+    )
+    order = [g.passages.ids[i] for i in order_passages(scores, 4)]
+    assert order[0] == "euler" and set(order) == set(NANO_TRIPLETS)
+
+
+def test_linker_capitals_possessives_and_plurals() -> None:
+    linker = EntityLinker(["Big Eyes", "director", "Tim Burton", "country", "WILM", "the"], require_capital=True)
+    assert linker.find("Who is the spouse of Big Eye's main director?") == ["Big Eyes"]
+    assert linker.find("What country is WILM in?") == ["WILM"]
+    assert linker.find("who is the spouse of big eye's main director?") == ["Big Eyes", "director"]  # all lower case
+    assert linker.find("Director Tim Burton") == ["Tim Burton"]  # a capitalised first word is not enough
+    plain = EntityLinker(["Big Eyes", "director"])
+    assert plain.find("Who is the spouse of Big Eye's main director?") == ["Big Eyes", "director"]
+    assert len(plain) == 2
