@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -25,9 +24,10 @@ from typing import Any
 
 from langchain_graphrag_milvus.errors import InvalidFilterError
 
-__all__ = ["literal", "field_name", "in_list", "eq_filter", "and_all"]
+__all__ = ["literal", "field_name", "in_list", "eq_filter", "and_all", "as_filter"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def literal(value: Any) -> str:
@@ -41,8 +41,9 @@ def literal(value: Any) -> str:
             raise InvalidFilterError(f"cannot compare with {value!r}")
         return repr(value)
     if isinstance(value, str):
-        # JSON string syntax: escapes \, ", and all control characters (\n, \t, \u0001...)
-        return json.dumps(value, ensure_ascii=False)
+        # the escapes both Milvus Lite 3.x and Milvus 2.3 parse; other characters (control
+        # characters included) are accepted raw inside a double-quoted literal
+        return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
     raise InvalidFilterError(f"unsupported value in a filter: {type(value).__name__}")
 
 
@@ -74,6 +75,25 @@ def eq_filter(conditions: Mapping[str, Any]) -> str:
     if not parts:
         raise InvalidFilterError("empty filter")
     return " and ".join(parts)
+
+
+def as_filter(value: str | Mapping[str, Any] | None) -> str | None:
+    r"""A filter from an expression string or a ``{field: value}`` dict.
+
+    Strings are trusted Milvus expressions written by the developer; dict values are
+    escaped, so they are safe for untrusted input (a value cannot widen the filter).
+
+    Example:
+        >>> as_filter({"tenant": 'a" or tenant != "'})
+        '(tenant == "a\\" or tenant != \\"")'
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, Mapping):
+        return eq_filter(value)
+    raise InvalidFilterError(f"a filter must be an expression string or a dict, not {type(value).__name__}")
 
 
 def and_all(*expressions: str | None) -> str | None:

@@ -155,6 +155,7 @@ def _ingest(
         for where, item in items:
             try:
                 record = parse(item, triplet_problems)
+                _check_partition_key(store, [record])
             except MalformedTripletError:
                 raise
             except MalformedRecordError as exc:
@@ -274,9 +275,28 @@ def _embed(store: MilvusGraphStore, texts: Sequence[str], report: IngestReport) 
     return vectors
 
 
-def _upsert(store: MilvusGraphStore, kind: Kind, rows: list[dict[str, Any]]) -> None:
-    for i in range(0, len(rows), store.batch_size):
-        store.client.upsert(store.collection_name(kind), rows[i : i + store.batch_size], timeout=store.timeout)
+def _write(
+    store: MilvusGraphStore, kind: Kind, rows: list[dict[str, Any]], existing: set[str] | frozenset[str]
+) -> None:
+    """Insert new rows; replace existing ones (upsert, or delete + insert where upsert is unsafe).
+
+    Milvus 2.3 servers route upserted rows of a partition-key collection to the wrong
+    partition (a filter on the key then misses them; measured with the ``milvus`` 2.3.5
+    wheel), so there rows are replaced by a delete and an insert.
+    """
+    name = store.collection_name(kind)
+    new = [r for r in rows if r["pk"] not in existing]
+    old = [r for r in rows if r["pk"] in existing]
+    for i in range(0, len(new), store.batch_size):
+        store.client.insert(name, new[i : i + store.batch_size], timeout=store.timeout)
+    replace_by_delete = kind == "passages" and store.partition_key_field is not None
+    for i in range(0, len(old), store.batch_size):
+        batch = old[i : i + store.batch_size]
+        if replace_by_delete:
+            store.client.delete(name, ids=[r["pk"] for r in batch], timeout=store.timeout)
+            store.client.insert(name, batch, timeout=store.timeout)
+        else:
+            store.client.upsert(name, batch, timeout=store.timeout)
 
 
 def _cap_links(passage_ids: list[str], report: IngestReport) -> list[str]:
@@ -284,6 +304,18 @@ def _cap_links(passage_ids: list[str], report: IngestReport) -> list[str]:
         report.links_dropped += len(passage_ids) - MAX_PASSAGES_PER_RELATION
         return passage_ids[:MAX_PASSAGES_PER_RELATION]
     return passage_ids
+
+
+def _check_partition_key(store: MilvusGraphStore, records: Sequence[PassageRecord]) -> None:
+    key = store.partition_key_field
+    if key is None:
+        return
+    for record in records:
+        value = record.metadata.get(key)
+        if not isinstance(value, str) or not value:
+            raise MalformedRecordError(
+                f"record {record.id!r}: the partition key field {key!r} must be a non-empty string in its metadata"
+            )
 
 
 def _ingest_chunk(store: MilvusGraphStore, records: Sequence[PassageRecord], report: IngestReport) -> None:
@@ -330,16 +362,20 @@ def _ingest_chunk(store: MilvusGraphStore, records: Sequence[PassageRecord], rep
     elif not have_collections:
         return
 
-    _upsert(
+    _write(
         store,
         "passages",
         [
             {"pk": r.id, "text": r.text, "vector": vectors[r.text], "doc_hash": r.content_hash, **r.metadata}
             for r in passages_to_write
         ],
+        set(old_passages),
     )
-    _upsert(
-        store, "entities", [{"pk": eid, "text": name, "vector": vectors[name]} for eid, name in new_entities.items()]
+    _write(
+        store,
+        "entities",
+        [{"pk": eid, "text": name, "vector": vectors[name]} for eid, name in new_entities.items()],
+        frozenset(),
     )
     new_rows: list[dict[str, Any]] = [
         {
@@ -362,7 +398,7 @@ def _ingest_chunk(store: MilvusGraphStore, records: Sequence[PassageRecord], rep
             }
             for rid, pids in linked.items()
         ]
-    _upsert(store, "relations", new_rows)
+    _write(store, "relations", new_rows, set(linked))
     report.entities_added += len(new_entities)
     report.relations_added += len(new_relations)
     report.relations_linked += len(linked)

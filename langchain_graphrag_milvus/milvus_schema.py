@@ -51,7 +51,7 @@ _FIELDS: dict[str, set[str]] = {
 }
 
 
-def _schema(client: MilvusClient, kind: Kind, dim: int) -> Any:
+def _schema(client: MilvusClient, kind: Kind, dim: int, partition_key: str | None) -> Any:
     schema = client.create_schema(
         auto_id=False,
         enable_dynamic_field=(kind == "passages"),
@@ -73,6 +73,8 @@ def _schema(client: MilvusClient, kind: Kind, dim: int) -> Any:
         )
     elif kind == "passages":
         schema.add_field("doc_hash", DataType.VARCHAR, max_length=64)
+        if partition_key:
+            schema.add_field(partition_key, DataType.VARCHAR, max_length=512, is_partition_key=True)
     return schema
 
 
@@ -85,19 +87,21 @@ def create_collection(
     index_params: dict[str, Any],
     consistency_level: str,
     timeout: float | None,
+    partition_key: str | None = None,
 ) -> None:
     """Create, index and load one collection."""
     client.create_collection(
         collection_name=name,
-        schema=_schema(client, kind, dim),
+        schema=_schema(client, kind, dim, partition_key),
         consistency_level=consistency_level,
         timeout=timeout,
     )
     params = client.prepare_index_params()
     params.add_index(field_name="vector", **index_params)
-    # the collection is empty, so the index is ready at once: do not poll for it
+    # the collection is empty, so the index is ready at once: do not poll for it; start
+    # loading without waiting (the caller waits for all collections together)
     client.create_index(collection_name=name, index_params=params, timeout=timeout, sync=False)
-    client.load_collection(collection_name=name, timeout=timeout)
+    client.load_collection(collection_name=name, timeout=timeout, _async=True)
 
 
 def collection_dim(description: dict[str, Any]) -> int:
@@ -108,7 +112,7 @@ def collection_dim(description: dict[str, Any]) -> int:
     raise GraphRAGError(f"collection {description.get('collection_name')!r} has no 'vector' field")
 
 
-def check_collection(description: dict[str, Any], kind: Kind, dim: int | None) -> int:
+def check_collection(description: dict[str, Any], kind: Kind, dim: int | None, partition_key: str | None = None) -> int:
     """Check that an existing collection is ours and has the expected dimension.
 
     Returns:
@@ -127,6 +131,13 @@ def check_collection(description: dict[str, Any], kind: Kind, dim: int | None) -
             f"collection {name!r} exists but was not created by langchain-graphrag-milvus "
             f"(fields {sorted(f for f in fields if f)}); choose another collection_prefix"
         )
+    if kind == "passages" and partition_key:
+        keys = [f.get("name") for f in description.get("fields", []) if f.get("is_partition_key")]
+        if keys != [partition_key]:
+            raise GraphRAGError(
+                f"collection {name!r} has partition key {keys[0] if keys else None!r}, not {partition_key!r}; "
+                "the partition key is fixed when the collections are created"
+            )
     existing = collection_dim(description)
     if dim is not None and dim != existing:
         raise EmbeddingDimensionError(

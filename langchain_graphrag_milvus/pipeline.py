@@ -27,7 +27,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
 from langchain_graphrag_milvus import expr
-from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus_schema import Kind
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id
 from langchain_graphrag_milvus.ranking import (
@@ -38,7 +38,7 @@ from langchain_graphrag_milvus.ranking import (
     ppr_passage_scores,
     predicate_overlap,
 )
-from langchain_graphrag_milvus.store import Hit
+from langchain_graphrag_milvus.store import MAX_TOP_K, Hit
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
@@ -105,13 +105,20 @@ class LinkEntities:
 
 
 @dataclass(frozen=True)
+class ViewOf:
+    """The part of the graph whose passages pass a filter (:meth:`MilvusGraphStore.graph_view`)."""
+
+    filter_expr: str
+
+
+@dataclass(frozen=True)
 class EntityNames:
     """Display names of entities, by id."""
 
     ids: tuple[str, ...]
 
 
-Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames
+Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf
 
 
 # ---------------------------------------------------------------------- parameters
@@ -210,17 +217,26 @@ def _relation_scores(query: str, hits: Sequence[Hit], lexical_weight: float) -> 
     return dense + lexical_weight * predicate_overlap(query, [str(h.fields.get("predicate", "")) for h in hits])
 
 
-def _candidates(hits: Sequence[Hit], hops: dict[str, int] | None = None) -> list[Candidate]:
-    return [
-        Candidate(
-            h.id,
-            str(h.fields.get("text", "")),
-            [str(p) for p in h.fields.get("passage_ids") or []],
-            h.score,
-            None if hops is None else hops.get(h.id),
-        )
-        for h in hits
-    ]
+def _candidates(
+    hits: Sequence[Hit], hops: dict[str, int] | None = None, view: GraphView | None = None
+) -> list[Candidate]:
+    """Relation hits as candidates; with a view, only the passages it allows are listed."""
+    out = []
+    for h in hits:
+        pids = [str(p) for p in h.fields.get("passage_ids") or []]
+        if view is not None:
+            pids = [pid for pid in pids if pid in view.passage_ids]
+            if not pids:
+                continue
+        hop = None if hops is None else hops.get(h.id)
+        out.append(Candidate(h.id, str(h.fields.get("text", "")), pids, h.score, hop))
+    return out
+
+
+def _allowed(lookup: Any, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
+    """The hits whose graph index the mask allows (unknown ids are dropped too)."""
+    idx = _graph_indices(lookup, [h.id for h in hits])
+    return [h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]]
 
 
 def order_from_positions(pool: list[Candidate], positions: Sequence[int] | None) -> list[Candidate]:
@@ -308,6 +324,7 @@ def _similarity_ranking(
     entity_hits: Sequence[Sequence[Hit]],
     relation_hits: Sequence[Hit],
     p: RetrievalParams,
+    view: GraphView | None,
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The seed's method: expand the hits, order the candidates by similarity to the query."""
     e_idx = _graph_indices(graph.entities, [h.id for per in entity_hits for h in per])
@@ -322,15 +339,16 @@ def _similarity_ranking(
         hops=p.hops,
         max_neighbors=p.max_neighbors,
         max_frontier=p.max_frontier,
-        max_relations=max(4 * p.max_candidates, 200),
+        max_relations=min(max(4 * p.max_candidates, 200), MAX_TOP_K),
         decay=p.decay,
+        relation_mask=None if view is None else view.relations,
     )
     ids = [key_to_id(k) for k in graph.relations.keys[expansion.relations].tolist()]
     if not ids:
         return [], []
     hops = dict(zip(ids, expansion.hops.tolist()))
     (hits,) = yield Search("relations", (qvec,), len(ids), expr.in_list("pk", ids), RELATION_FIELDS)
-    pool = sorted(_candidates(hits, hops), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
+    pool = sorted(_candidates(hits, hops, view), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
     return _from_relations(pool, "graph"), pool
 
 
@@ -344,6 +362,7 @@ def _ppr_ranking(
     passage_hits: Sequence[Hit],
     p: RetrievalParams,
     want_pool: bool,
+    view: GraphView | None,
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (PageRank + bridge) and, if wanted, its one-relation-per-passage pool."""
     params = p.ppr
@@ -354,6 +373,8 @@ def _ppr_ranking(
         if exact[name_idx] < 0 and per:
             found = _graph_indices(graph.entities, [per[0].id])
             ents += [int(e) for e in found if e >= 0]
+    if view is not None:
+        ents = [e for e in ents if view.entities[e]]
     seeds_r = relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])
     r_scores = _relation_scores(query, seeds_r, params.lexical_weight)
@@ -367,9 +388,12 @@ def _ppr_ranking(
         passage_scores=np.array([h.score for h in seeds_p], np.float32)[p_idx >= 0],
         entity_idx=np.array(sorted(set(ents)), np.int32),
         params=params,
+        relation_mask=None if view is None else view.relations,
     )
+    if view is not None:
+        scores = np.where(view.passages, scores, 0).astype(np.float32)
     order = order_passages(scores, max(p.k, p.max_candidates, params.bridge_candidates)).tolist()
-    seed_rel = _candidates(seeds_r)
+    seed_rel = _candidates(seeds_r, view=view)
     by_passage: dict[str, list[Candidate]] = {}
     for cand in seed_rel:
         for pid in cand.passage_ids:
@@ -392,7 +416,7 @@ def _ppr_ranking(
         if bridged is not None:
             order.remove(bridged)
             order.insert(1, bridged)
-    hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p)
+    hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
     ranked = [
         Ranked(
             graph.passages.ids[g],
@@ -406,13 +430,18 @@ def _ppr_ranking(
     pool: list[Candidate] = []
     if want_pool:
         pool = yield from _one_relation_per_passage(
-            graph, qvec, interleave([r.id for r in ranked], [h.id for h in passage_hits])[: p.max_candidates]
+            graph, qvec, interleave([r.id for r in ranked], [h.id for h in passage_hits])[: p.max_candidates], view
         )
     return ranked, pool
 
 
 def _passage_hops(
-    graph: GraphIndex, entities: list[int], relations: np.ndarray, passages: np.ndarray, p: RetrievalParams
+    graph: GraphIndex,
+    entities: list[int],
+    relations: np.ndarray,
+    passages: np.ndarray,
+    p: RetrievalParams,
+    view: GraphView | None,
 ) -> dict[int, int]:
     """Graph distance of passages from the seeds (the seed notebook's hop count).
 
@@ -425,6 +454,7 @@ def _passage_hops(
         hops=1,
         max_neighbors=p.max_neighbors,
         max_relations=None,
+        relation_mask=None if view is None else view.relations,
     )
     hop_of: dict[int, int] = {}
     for rel, hop in zip(expansion.relations.tolist(), expansion.hops.tolist()):
@@ -436,7 +466,7 @@ def _passage_hops(
 
 
 def _one_relation_per_passage(
-    graph: GraphIndex, qvec: tuple[float, ...], passage_ids: list[str]
+    graph: GraphIndex, qvec: tuple[float, ...], passage_ids: list[str], view: GraphView | None
 ) -> Generator[Effect, Any, list[Candidate]]:
     """For each passage, the relation to show the reranker.
 
@@ -446,7 +476,7 @@ def _one_relation_per_passage(
     gidx = [int(i) for i in graph.passages.find(passage_ids) if i >= 0]
     if not gidx:
         return []
-    rel_idx = np.unique(np.concatenate([graph.pas_rel.row(g) for g in gidx]))
+    rel_idx = np.unique(np.concatenate([graph.pas_rel.row(g) for g in gidx]))[:MAX_TOP_K]
     rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
     (hits,) = yield Search("relations", (qvec,), len(rel_ids), expr.in_list("pk", rel_ids), RELATION_FIELDS)
     entity_passages: dict[int, set[str]] = {}
@@ -455,7 +485,7 @@ def _one_relation_per_passage(
             entity_passages.setdefault(ent, set()).add(graph.passages.ids[g])
     hit_idx = _graph_indices(graph.relations, [h.id for h in hits])
     best: dict[str, tuple[bool, Candidate]] = {}
-    for cand, r in zip(_candidates(hits), hit_idx.tolist()):  # hits come most similar first
+    for cand, r in zip(_candidates(hits, view=view), hit_idx.tolist()):  # hits come most similar first
         ends = () if r < 0 else (int(graph.rel_subject[r]), int(graph.rel_object[r]))
         for pid in cand.passage_ids:
             links = any(entity_passages.get(e, set()) - {pid} for e in ends)
@@ -490,6 +520,8 @@ def graph_pipeline(
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
     relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
+    if p.filter:  # hits of other tenants are dropped below: ask for more
+        relation_limit = min(4 * relation_limit, MAX_TOP_K)
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if reranker is not None else 0)
     entity_hits, relation_hits, passage_hits = yield Gather(
         (
@@ -500,12 +532,19 @@ def graph_pipeline(
     )
     relation_hits = relation_hits[0] if relation_hits else []
     passage_hits = passage_hits[0] if passage_hits else []
+    view: GraphView | None = None
+    if p.filter:  # the graph itself is restricted to the passages that pass the filter
+        view = yield ViewOf(p.filter)
+        relation_hits = _allowed(graph.relations, relation_hits, view.relations)
+        entity_hits = [_allowed(graph.entities, per, view.entities) for per in entity_hits]
 
     if p.ranking == "similarity":
-        ranked, pool = yield from _similarity_ranking(graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p)
+        ranked, pool = yield from _similarity_ranking(
+            graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p, view
+        )
     else:
         ranked, pool = yield from _ppr_ranking(
-            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None
+            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None, view
         )
 
     chosen: list[Candidate] = []

@@ -104,8 +104,12 @@ def ppr_passage_scores(
     if relation_w is None and passage_w is None and entity_w is None:
         return np.zeros(graph.n_passages, np.float32)
     result = personalized_pagerank(
-        graph, entity_weights=entity_w, relation_weights=relation_w, passage_weights=passage_w,
-        damping=params.damping, relation_mask=relation_mask,
+        graph,
+        entity_weights=entity_w,
+        relation_weights=relation_w,
+        passage_weights=passage_w,
+        damping=params.damping,
+        relation_mask=relation_mask,
     )
     return result.passage
 

@@ -17,6 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, model_validator
 
+from langchain_graphrag_milvus.expr import as_filter
 from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
 from langchain_graphrag_milvus.pipeline import (
     Effect,
@@ -29,6 +30,7 @@ from langchain_graphrag_milvus.pipeline import (
     LinkEntities,
     RetrievalParams,
     Search,
+    ViewOf,
     graph_pipeline,
     naive_pipeline,
 )
@@ -70,6 +72,8 @@ class _StoreRetriever(BaseRetriever):
         if isinstance(effect, EntityNames):
             names = store.entity_names()
             return {i: names.get(i, "") for i in effect.ids}
+        if isinstance(effect, ViewOf):
+            return store.graph_view(effect.filter_expr)
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
@@ -90,7 +94,7 @@ class _StoreRetriever(BaseRetriever):
             return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
         if isinstance(effect, Gather):
             return list(await asyncio.gather(*(self._async_effect(e, callbacks) for e in effect.effects)))
-        if isinstance(effect, (GetGraph, LinkEntities, EntityNames)):
+        if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf)):
             # building the graph or the linker reads Milvus: keep the event loop free
             return await asyncio.to_thread(self._sync_effect, effect, callbacks)
         raise TypeError(f"unknown effect {effect!r}")
@@ -137,7 +141,7 @@ class NaivePassageRetriever(_StoreRetriever):
     """
 
     k: int = Field(default=4, ge=1)
-    filter: str | None = None
+    filter: str | dict[str, Any] | None = None
 
     def _call_params(self, kwargs: dict[str, Any]) -> tuple[int, str | None]:
         unknown = set(kwargs) - {"k", "filter"} - _IGNORED_KWARGS
@@ -146,7 +150,7 @@ class NaivePassageRetriever(_StoreRetriever):
         k = kwargs.get("k", self.k)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
-        return k, kwargs.get("filter", self.filter)
+        return k, as_filter(kwargs.get("filter", self.filter))
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
@@ -252,7 +256,11 @@ class MilvusGraphRetriever(_StoreRetriever):
     bridge_candidates: int = Field(default=10, ge=1, description="Passages the bridge step looks at.")
     max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
     rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
-    filter: str | None = Field(default=None, description="Milvus expression over passage metadata.")
+    filter: str | dict[str, Any] | None = Field(
+        default=None,
+        description="Restricts passages *and the graph*: a Milvus expression over passage metadata "
+        "(tenant == 'a') or a {field: value} dict (values escaped).",
+    )
 
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
     _reranker: Runnable[dict[str, Any], list[int]] | None = PrivateAttr(default=None)
@@ -267,9 +275,9 @@ class MilvusGraphRetriever(_StoreRetriever):
         return self
 
     def _defaults(self) -> RetrievalParams:
-        return RetrievalParams(
-            **{f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalParams) if f.name != "entities"}
-        )
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalParams) if f.name != "entities"}
+        values["filter"] = as_filter(self.filter)
+        return RetrievalParams(**values)
 
     def _call_params(self, kwargs: dict[str, Any]) -> RetrievalParams:
         allowed = {f.name for f in dataclasses.fields(RetrievalParams)}
@@ -280,6 +288,8 @@ class MilvusGraphRetriever(_StoreRetriever):
                 f"accepted: {', '.join(sorted(allowed))}"
             )
         overrides = {k: v for k, v in kwargs.items() if k in allowed}
+        if "filter" in overrides:
+            overrides["filter"] = as_filter(overrides["filter"])
         if overrides.get("entities") is not None:
             overrides["entities"] = tuple(overrides["entities"])
         return dataclasses.replace(self._defaults(), **overrides)

@@ -1,5 +1,14 @@
+"""Shared fixtures. Store-backed tests run twice: on Milvus Lite and on a real Milvus server.
+
+The server comes from the ``milvus`` wheel, started once per test session in a
+temporary directory and stopped at the end (also when tests fail). ``--milvus-uri`` (or
+``MILVUS_URI``) points the suite at an existing server instead. Without the wheel the
+server half is skipped, unless ``REQUIRE_MILVUS_SERVER=1`` (set by ``.ci/run``).
+"""
+
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,39 +22,115 @@ from langchain_graphrag_milvus.datasets import nano_dataset
 from .fakes import LexicalEmbeddings
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique100"
+BACKENDS = ["lite", pytest.param("server", marks=pytest.mark.server)]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--milvus-uri",
+        default=os.environ.get("MILVUS_URI"),
+        help="run the server half of the suite against this Milvus instead of starting one",
+    )
+
+
+@pytest.fixture(scope="session")
+def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URI of a real Milvus server for the whole session."""
+    uri = request.config.getoption("--milvus-uri")
+    if uri:
+        yield uri
+        return
+    try:
+        from .milvus_server import MilvusServerHandle
+    except ImportError as exc:  # pragma: no cover - the test extra installs the wheel
+        if os.environ.get("REQUIRE_MILVUS_SERVER"):
+            pytest.fail(f"the milvus server wheel is required: {exc}")
+        pytest.skip("the 'milvus' wheel is not installed (pip install -e '.[test]')")
+    handle = MilvusServerHandle(tmp_path_factory.mktemp("milvus-server"))
+    try:
+        uri = handle.start()
+    except Exception as exc:
+        if os.environ.get("REQUIRE_MILVUS_SERVER"):
+            pytest.fail(f"could not start the Milvus server: {exc}")
+        pytest.skip(f"could not start the Milvus server: {exc}")
+    try:
+        yield uri
+    finally:
+        handle.stop()
+
+
+def backend_uri(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
+    if backend == "lite":
+        return str(directory / "milvus.db")
+    return str(request.getfixturevalue("milvus_server"))
+
+
+def close_store(store: MilvusGraphStore, backend: str) -> None:
+    if backend == "server":  # leave the shared server clean
+        store.drop()
+    store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """'lite' or 'server': a test using it (or make_store) runs on both."""
+    return str(request.param)
 
 
 @pytest.fixture
-def make_store(tmp_path: Path) -> Iterator[Callable[..., MilvusGraphStore]]:
-    """Factory of stores on a fresh Milvus Lite database in a temporary directory."""
+def make_store(
+    request: pytest.FixtureRequest, backend: str, tmp_path: Path
+) -> Iterator[Callable[..., MilvusGraphStore]]:
+    """Factory of stores with fresh collections on the test's backend."""
+    uri = backend_uri(request, backend, tmp_path)
     made: list[MilvusGraphStore] = []
 
-    def factory(
-        embedding: Embeddings | None = None, *, prefix: str | None = None, uri: str | None = None, **kwargs
-    ) -> MilvusGraphStore:
+    def factory(embedding: Embeddings | None = None, *, prefix: str | None = None, **kwargs) -> MilvusGraphStore:
         store = MilvusGraphStore(
             embedding or DeterministicFakeEmbedding(size=16),
-            uri=uri or str(tmp_path / "milvus.db"),
-            collection_prefix=prefix or f"t{uuid.uuid4().hex[:8]}",
+            uri=kwargs.pop("uri", uri),
+            collection_prefix=prefix or f"t{uuid.uuid4().hex[:10]}",
             **kwargs,
         )
         made.append(store)
         return store
 
+    factory.backend = backend  # type: ignore[attr-defined]
+    factory.uri = uri  # type: ignore[attr-defined]
     yield factory
     for store in made:
-        store.close()
+        close_store(store, backend)
 
 
-@pytest.fixture(scope="module")
-def nano_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusGraphStore]:
-    """The seed's nano dataset ingested once per module with lexical fake embeddings."""
-    store = MilvusGraphStore(
-        LexicalEmbeddings(), uri=str(tmp_path_factory.mktemp("nano") / "milvus.db"), collection_prefix="nano"
-    )
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_stores(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., MilvusGraphStore]]:
+    """Like ``make_store`` but module-scoped: for read-only tests sharing one ingest."""
+    backend = str(request.param)
+    uri = backend_uri(request, backend, tmp_path_factory.mktemp("module"))
+    made: list[MilvusGraphStore] = []
+
+    def factory(embedding: Embeddings, **kwargs) -> MilvusGraphStore:
+        store = MilvusGraphStore(embedding, uri=uri, collection_prefix=f"m{uuid.uuid4().hex[:10]}", **kwargs)
+        made.append(store)
+        return store
+
+    factory.backend = backend  # type: ignore[attr-defined]
+    yield factory
+    for store in made:
+        close_store(store, backend)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def nano_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusGraphStore]:
+    """The seed's nano dataset, ingested once per module and backend, lexical fake embeddings."""
+    backend = str(request.param)
+    uri = backend_uri(request, backend, tmp_path_factory.mktemp("nano"))
+    store = MilvusGraphStore(LexicalEmbeddings(), uri=uri, collection_prefix=f"nano{uuid.uuid4().hex[:8]}")
     store.add_records(nano_dataset())
     yield store
-    store.close()
+    close_store(store, backend)
 
 
 @pytest.fixture(params=["sync", "async"])

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+from langchain_graphrag_milvus import MilvusGraphRetriever
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 
 from .fakes import LexicalEmbeddings
@@ -28,13 +28,13 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_new_process_reopens_and_retrieves_the_same(tmp_path) -> None:
-    uri = str(tmp_path / "reopen.db")
-    store = MilvusGraphStore(LexicalEmbeddings(), uri=uri, collection_prefix="reopen")
+def test_new_process_reopens_and_retrieves_the_same(make_store) -> None:
+    uri = make_store.uri
+    store = make_store(LexicalEmbeddings(), prefix="reopen")
     store.add_records(nano_dataset())
     counts = store.counts()
     expected = [[d.id for d in MilvusGraphRetriever(store=store, k=3).invoke(q)] for q in QUERIES]
-    store.close()  # Milvus Lite allows one process per data directory
+    store.close()  # Milvus Lite allows one process per data directory: release it
 
     result = subprocess.run(
         [sys.executable, "-c", CHILD, uri, json.dumps(QUERIES)],
@@ -49,7 +49,6 @@ def test_new_process_reopens_and_retrieves_the_same(tmp_path) -> None:
     assert child["results"] == expected
 
     # and this process can open it again after the child is gone
-    again = MilvusGraphStore(LexicalEmbeddings(), uri=uri, collection_prefix="reopen")
+    again = make_store(LexicalEmbeddings(), prefix="reopen")
     assert again.counts() == counts
     assert [[d.id for d in MilvusGraphRetriever(store=again, k=3).invoke(q)] for q in QUERIES] == expected
-    again.close()

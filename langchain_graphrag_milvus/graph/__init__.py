@@ -1,6 +1,6 @@
 """The sparse graph core: numpy and scipy only, no LangChain and no Milvus imports."""
 
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
-from langchain_graphrag_milvus.graph.index import Expansion, GraphIndex
+from langchain_graphrag_milvus.graph.index import Expansion, GraphIndex, GraphView
 
-__all__ = ["GraphIndex", "Expansion", "KeyMap", "StringIdMap"]
+__all__ = ["GraphIndex", "GraphView", "Expansion", "KeyMap", "StringIdMap"]

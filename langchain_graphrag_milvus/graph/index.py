@@ -44,7 +44,7 @@ import numpy.typing as npt
 from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, gather_rows, reduce_max_min
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 
-__all__ = ["GraphIndex", "Expansion"]
+__all__ = ["GraphIndex", "Expansion", "GraphView"]
 
 I32 = npt.NDArray[np.int32]
 F32 = npt.NDArray[np.float32]
@@ -140,6 +140,21 @@ def _seed_arrays(seeds: npt.ArrayLike | None, scores: npt.ArrayLike | None, n: i
         if sc.size != idx.size:
             raise ValueError(f"{what}_scores must align with {what}_seeds")
     return idx.astype(np.int32), sc
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """The part of a graph that a passage filter allows (e.g. one tenant's passages).
+
+    A relation counts only if at least one allowed passage supports it, an entity only if
+    one of its relations counts. Expansion and PageRank given ``relations`` as their
+    ``relation_mask`` neither return nor traverse anything else.
+    """
+
+    passages: npt.NDArray[np.bool_]
+    relations: npt.NDArray[np.bool_]
+    entities: npt.NDArray[np.bool_]
+    passage_ids: frozenset[str]
 
 
 @dataclass(frozen=True, eq=False)
@@ -380,6 +395,18 @@ class GraphIndex:
             _, rels = gather_rows(self.pas_rel, allowed)
             mask[rels] = True
         return mask
+
+    def view(self, allowed_passages: npt.ArrayLike) -> GraphView:
+        """The :class:`GraphView` of the passages with these indices."""
+        passages = np.zeros(self.n_passages, bool)
+        allowed = np.asarray(allowed_passages, dtype=np.int64).ravel()
+        passages[allowed] = True
+        relations = self.relation_mask_for_passages(allowed)
+        entities = np.zeros(self.n_entities, bool)
+        entities[self.rel_subject[relations]] = True
+        entities[self.rel_object[relations]] = True
+        ids = frozenset(self.passages.ids[i] for i in np.flatnonzero(passages).tolist())
+        return GraphView(passages, relations, entities, ids)
 
     def _capped_neighbors(
         self, frontier: I32, limit: int | None, mask: npt.NDArray[np.bool_] | None
