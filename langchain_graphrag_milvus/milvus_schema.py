@@ -6,8 +6,9 @@ Collections, under a configurable prefix (``{prefix}_entities`` ...):
 entities       ``pk`` (16-hex id of the normalised name), ``text`` (display name), ``vector``
 relations      ``pk``, ``text`` ("subject predicate object"), ``vector``, ``subject_id``,
                ``object_id``, ``predicate``, ``passage_ids`` (ARRAY of passage ids)
-passages       ``pk`` (the passage id), ``text``, ``vector``, ``doc_hash``; the user's metadata
-               lives in dynamic fields, so it can be filtered (``tenant == "a"``)
+passages       ``pk`` (the passage id), ``text``, ``vector``, ``doc_hash``, ``source_id`` (the
+               document it comes from); the user's metadata lives in dynamic fields, so it
+               can be filtered (``tenant == "a"``)
 =============  ==========================================================================
 
 Relation rows carry everything the graph needs, so :class:`~langchain_graphrag_milvus.graph.GraphIndex`
@@ -47,7 +48,7 @@ _ID_LEN = max(MAX_ID_BYTES, 64)
 _FIELDS: dict[str, set[str]] = {
     "entities": {"pk", "text", "vector"},
     "relations": {"pk", "text", "vector", "subject_id", "object_id", "predicate", "passage_ids"},
-    "passages": {"pk", "text", "vector", "doc_hash"},
+    "passages": {"pk", "text", "vector", "doc_hash", "source_id"},
 }
 
 
@@ -73,6 +74,7 @@ def _schema(client: MilvusClient, kind: Kind, dim: int, partition_key: str | Non
         )
     elif kind == "passages":
         schema.add_field("doc_hash", DataType.VARCHAR, max_length=64)
+        schema.add_field("source_id", DataType.VARCHAR, max_length=_ID_LEN)
         if partition_key:
             schema.add_field(partition_key, DataType.VARCHAR, max_length=512, is_partition_key=True)
     return schema

@@ -39,6 +39,7 @@ __all__ = [
 
 #: Field names of the passage collection that user metadata may not use.
 RESERVED_METADATA_KEYS = frozenset({"pk", "text", "vector", "doc_hash", "triplets"})
+#: ``source_id`` is allowed in metadata (a string, at most MAX_ID_BYTES): it names the source document.
 #: Longest passage id accepted (bytes of UTF-8), the primary-key limit of the collections.
 MAX_ID_BYTES = 512
 #: Longest passage, entity or relation text accepted (bytes of UTF-8): Milvus' VARCHAR limit.
@@ -77,6 +78,16 @@ class PassageRecord:
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
     triplets: list[Triplet] = field(default_factory=list)
+    #: The input had no triplets: an extractor (if configured) reads the text instead.
+    needs_extraction: bool = False
+    #: Extraction was attempted and failed: the next ingest of this passage tries again.
+    extraction_failed: bool = False
+
+    @property
+    def source_id(self) -> str:
+        """The source document this passage comes from (``metadata["source_id"]``, else its id)."""
+        value = self.metadata.get("source_id")
+        return value if isinstance(value, str) and value else self.id
 
     @property
     def content_hash(self) -> str:
@@ -166,6 +177,10 @@ def validate_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
             raise MalformedRecordError(f"record {record_id!r}: metadata key {key!r} is not a name")
+        if key == "source_id" and (not isinstance(value, str) or not value or len(value.encode()) > MAX_ID_BYTES):
+            raise MalformedRecordError(
+                f"record {record_id!r}: metadata 'source_id' must be a non-empty string of at most {MAX_ID_BYTES} bytes"
+            )
         if key in RESERVED_METADATA_KEYS or key.startswith("$"):
             raise MalformedRecordError(
                 f"record {record_id!r}: metadata key {key!r} is reserved "
@@ -239,7 +254,9 @@ def record_from_mapping(
     extra = {k: v for k, v in record.items() if k not in _RECORD_FIELDS}
     metadata = {**validate_metadata(record.get("metadata"), passage_id), **validate_metadata(extra, passage_id)}
     triplets = parse_triplets(record.get("triplets"), passage_id, strict=strict, problems=problems)
-    return PassageRecord(id=passage_id, text=text, metadata=metadata, triplets=triplets)
+    return PassageRecord(
+        id=passage_id, text=text, metadata=metadata, triplets=triplets, needs_extraction="triplets" not in record
+    )
 
 
 def iter_jsonl(path: str | os.PathLike[str], problems: list[Problem] | None = None) -> Iterator[tuple[int, Any]]:

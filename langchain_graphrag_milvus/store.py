@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -21,6 +21,7 @@ from langchain_graphrag_milvus.errors import (
     CollectionNotFoundError,
     EmbeddingDimensionError,
     GraphRAGError,
+    StaleIndexError,
     StoreConnectionError,
 )
 from langchain_graphrag_milvus.extraction import EntityLinker
@@ -34,18 +35,22 @@ from langchain_graphrag_milvus.milvus_schema import (
 )
 from langchain_graphrag_milvus.normalize import id_to_key
 from langchain_graphrag_milvus.records import RESERVED_METADATA_KEYS
+from langchain_graphrag_milvus.triplets import TripletCache
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
+    from langchain_core.runnables import Runnable
     from langchain_milvus import Milvus
 
     from langchain_graphrag_milvus.ingest import IngestReport
+    from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
 __all__ = ["MilvusGraphStore", "Hit"]
 
 _FETCH_CHUNK = 512
 _VIEW_CHUNK = 2048
+_GENERATION_KEY = "graphrag.generation"
 #: Milvus' largest top-k (and query window).
 MAX_TOP_K = 16_384
 _LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
@@ -147,6 +152,17 @@ class MilvusGraphStore:
             (``tenant == "a"``) only touch that tenant's partitions.
         batch_size: Texts per embedding call and rows per insert.
         timeout: Seconds allowed for each Milvus call (and for connecting).
+        graph_path: A directory where the graph index is saved after every change and
+            loaded from on open (instead of reading all relations from Milvus). It records
+            a fingerprint of the Milvus data it was built from; a stale one is rebuilt.
+        on_stale: ``"rebuild"`` (default) or ``"error"``: raise
+            :class:`~langchain_graphrag_milvus.errors.StaleIndexError` when the saved index
+            does not match Milvus.
+        extractor: Triplet extractor for passages ingested without triplets (e.g.
+            :func:`~langchain_graphrag_milvus.triplets.create_llm_triplet_extractor`).
+        extraction_cache: A sqlite file caching extractions by passage text (default: in
+            memory), so re-ingesting never pays twice.
+        extraction_concurrency: Extraction calls in flight at once.
     """
 
     def __init__(
@@ -163,6 +179,11 @@ class MilvusGraphStore:
         partition_key_field: str | None = None,
         batch_size: int = 256,
         timeout: float | None = 60.0,
+        graph_path: str | os.PathLike[str] | None = None,
+        on_stale: Literal["rebuild", "error"] = "rebuild",
+        extractor: Runnable[str, Any] | None = None,
+        extraction_cache: str | os.PathLike[str] | None = None,
+        extraction_concurrency: int = 4,
     ) -> None:
         expr.field_name(collection_prefix)
         if batch_size < 1:
@@ -182,6 +203,16 @@ class MilvusGraphStore:
             if partition_key_field in RESERVED_METADATA_KEYS:
                 raise ValueError(f"partition_key_field {partition_key_field!r} is a reserved field name")
         self.partition_key_field = partition_key_field
+        if on_stale not in ("rebuild", "error"):
+            raise ValueError("on_stale must be 'rebuild' or 'error'")
+        self.graph_path = Path(graph_path) if graph_path is not None else None
+        self.on_stale = on_stale
+        self._strong_reads: set[Kind] = set()
+        self.extractor = extractor
+        self.extraction_cache = TripletCache(extraction_cache)
+        if extraction_concurrency < 1:
+            raise ValueError("extraction_concurrency must be positive")
+        self.extraction_concurrency = extraction_concurrency
         self.batch_size = batch_size
         self.timeout = timeout
         self._connection_args: dict[str, Any] = {**dict(connection_args or {}), "uri": uri}
@@ -373,7 +404,7 @@ class MilvusGraphStore:
             "output_fields": self._output_fields(kind, output_fields) or ["pk"],
             "search_params": self.search_params,
             "timeout": self.timeout,
-            "consistency_level": self.consistency_level,
+            "consistency_level": self._consistency(kind),
         }
 
     def search(
@@ -410,6 +441,10 @@ class MilvusGraphStore:
             await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
         )
 
+    def _consistency(self, kind: Kind) -> str:
+        # after a delete, read that collection strongly until this process writes to it again
+        return "Strong" if kind in self._strong_reads else self.consistency_level
+
     def _output_fields(self, kind: Kind, fields: Sequence[str]) -> list[str]:
         out = list(fields)
         if kind == "passages" and self.partition_key_field and "$meta" in out:
@@ -434,7 +469,7 @@ class MilvusGraphStore:
                 "output_fields": list(dict.fromkeys(["pk", *self._output_fields(kind, output_fields)])),
                 "limit": len(unique[i : i + _FETCH_CHUNK]),
                 "timeout": self.timeout,
-                "consistency_level": self.consistency_level,
+                "consistency_level": self._consistency(kind),
             }
             for i in range(0, len(unique), _FETCH_CHUNK)
         ]
@@ -530,25 +565,76 @@ class MilvusGraphStore:
         return graph
 
     def rebuild_graph(self) -> GraphIndex:
-        """Rebuild the graph index from Milvus alone and return it."""
+        """Rebuild the graph index from Milvus alone (ignoring a saved one) and return it."""
         with self._lock:
-            self._graph = self._build_graph()
+            self._graph = self._read_graph()
             self._entity_names = None
+            self._views.clear()
             return self._graph
 
     def _build_graph(self) -> GraphIndex:
+        path = self.graph_path
+        if path is not None and (path / "manifest.json").exists():
+            saved = GraphIndex.read_manifest(path).get("fingerprint")
+            current = self.fingerprint()
+            if saved == current:
+                return GraphIndex.load(path)
+            if self.on_stale == "error":
+                raise StaleIndexError(
+                    f"the graph index saved in {str(path)!r} was built from {saved} but Milvus now holds "
+                    f"{current}; delete it or open the store with on_stale='rebuild'"
+                )
+        return self._read_graph()
+
+    def _read_graph(self) -> GraphIndex:
+        # the fingerprint is taken *before* reading: a change made meanwhile makes it stale
+        fingerprint = self.fingerprint() if self.graph_path is not None else None
         rkeys, skeys, okeys, pids = [], [], [], []
         for row in self.iterate("relations", ("subject_id", "object_id", "passage_ids")):
             rkeys.append(id_to_key(row["pk"]))
             skeys.append(id_to_key(row["subject_id"]))
             okeys.append(id_to_key(row["object_id"]))
             pids.append(list(row["passage_ids"]))
-        return GraphIndex.from_relations(
+        graph = GraphIndex.from_relations(
             relation_keys=np.array(rkeys, np.uint64),
             subject_keys=np.array(skeys, np.uint64),
             object_keys=np.array(okeys, np.uint64),
             passage_ids=pids,
         )
+        if self.graph_path is not None:
+            graph.save(self.graph_path, fingerprint=fingerprint)
+        return graph
+
+    def generation(self) -> int:
+        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
+        self.check_open()
+        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
+        return int(props.get(_GENERATION_KEY, 0))
+
+    def bump_generation(self) -> int:
+        """Mark the data as changing (before any write that alters the graph)."""
+        value = self.generation() + 1
+        self.client.alter_collection_properties(
+            self.collection_name("relations"), properties={_GENERATION_KEY: str(value)}, timeout=self.timeout
+        )
+        return value
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a saved graph index must match: generation and row counts."""
+        return {"prefix": self.collection_prefix, "generation": self.generation(), **self.counts()}
+
+    def _set_graph(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
+        with self._lock:
+            self._graph = graph
+            if self._entity_names is not None and removed_entities:
+                gone = set(removed_entities)
+                self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
+
+    def _after_change(self) -> None:
+        """Persist the (updated) graph index with the new fingerprint, if a path is set."""
+        if self.graph_path is not None and self._graph is not None:
+            with self._lock:
+                self._graph.save(self.graph_path, fingerprint=self.fingerprint())
 
     def entity_names(self) -> dict[str, str]:
         """Entity id → display name for every entity (cached; used by the offline linker)."""
@@ -610,43 +696,94 @@ class MilvusGraphStore:
             if self._entity_names is not None and new_entities:
                 self._entity_names = {**self._entity_names, **new_entities}
 
-    # ------------------------------------------------------------------ ingestion
+    # ------------------------------------------------------------------ ingestion and updates
     def add_records(
         self,
         records: Iterable[Mapping[str, Any]],
         *,
         strict: bool = False,
         show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
     ) -> IngestReport:
         """Ingest seed-style ``{"passage", "triplets"}`` or ``{"id", "title", "text", "triplets"}`` records.
 
         Malformed triplets are skipped and counted in the report (``strict=True`` raises
-        :class:`~langchain_graphrag_milvus.errors.MalformedTripletError` instead).
+        :class:`~langchain_graphrag_milvus.errors.MalformedTripletError` instead). Records
+        without a ``"triplets"`` key get theirs from the extractor, if one is set.
         Re-ingesting the same records adds nothing.
         """
         from langchain_graphrag_milvus.ingest import ingest_mappings
 
-        return ingest_mappings(self, records, strict=strict, show_progress=show_progress)
+        return ingest_mappings(self, records, strict=strict, show_progress=show_progress, extractor=extractor)
 
     def add_documents(
-        self, documents: Iterable[Document], *, strict: bool = False, show_progress: bool | None = None
+        self,
+        documents: Iterable[Document],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+        splitter: Any = None,
     ) -> IngestReport:
-        """Ingest ``Document``s whose ``metadata["triplets"]`` holds their triplets.
+        """Ingest ``Document``s; ``metadata["triplets"]`` holds their triplets (absent: extracted).
 
-        The passage id is ``Document.id`` (or a hash of the text when it is ``None``);
-        the rest of the metadata is stored with the passage and returned on retrieval.
+        The passage id is ``Document.id`` (or a hash of the text when it is ``None``); the
+        rest of the metadata is stored with the passage and returned on retrieval. With a
+        LangChain text ``splitter``, documents are chunked first (chunk ids
+        ``"{id}#0000"``...; ``metadata["source_id"]`` keeps the document id).
         """
         from langchain_graphrag_milvus.ingest import ingest_documents
+        from langchain_graphrag_milvus.lifecycle import split
 
-        return ingest_documents(self, documents, strict=strict, show_progress=show_progress)
+        docs = split(list(documents), splitter) if splitter is not None else documents
+        return ingest_documents(self, docs, strict=strict, show_progress=show_progress, extractor=extractor)
 
     def add_jsonl(
-        self, path: str | os.PathLike[str], *, strict: bool = False, show_progress: bool | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
     ) -> IngestReport:
         """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
         from langchain_graphrag_milvus.ingest import ingest_jsonl
 
-        return ingest_jsonl(self, path, strict=strict, show_progress=show_progress)
+        return ingest_jsonl(self, path, strict=strict, show_progress=show_progress, extractor=extractor)
+
+    def upsert_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        splitter: Any = None,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+    ) -> UpsertReport:
+        """Make the store hold exactly these versions of these source documents.
+
+        Passages of a source that are not in the new version are deleted (with the
+        relations and entities only they supported), changed ones replaced, new ones added,
+        unchanged ones left alone. The source id is ``metadata["source_id"]``, else
+        ``Document.id``.
+        """
+        from langchain_graphrag_milvus.lifecycle import upsert_documents
+
+        return upsert_documents(
+            self, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
+        )
+
+    def delete_documents(self, source_ids: Iterable[str]) -> DeleteReport:
+        """Delete all passages of these source documents, and what only they supported."""
+        from langchain_graphrag_milvus.lifecycle import delete_documents
+
+        return delete_documents(self, source_ids)
+
+    def delete_passages(self, passage_ids: Iterable[str]) -> DeleteReport:
+        """Delete passages by id, and what only they supported."""
+        from langchain_graphrag_milvus.lifecycle import delete_passages
+
+        return delete_passages(self, passage_ids)
 
     # ------------------------------------------------------------------ misc
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:

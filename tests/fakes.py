@@ -116,3 +116,62 @@ class FailingChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         raise ConnectionError("LLM service unavailable")
+
+
+class ScriptedExtractionModel(BaseChatModel):
+    """Answers OpenIE prompts from a script: passage substring → raw answer text.
+
+    Counts calls and tracks the most calls in flight at once; an answer that is an
+    exception instance is raised (a transient error the first ``fail_first`` times).
+    """
+
+    script: dict[str, Any]
+    calls: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    fail_first: int = 0
+    delay: float = 0.0
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-extraction"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        import threading
+        import time
+
+        lock = self.__dict__.setdefault("_lock", threading.Lock())
+        with lock:
+            self.calls += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            call = self.calls
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            if call <= self.fail_first:
+                raise ConnectionError("temporary network failure")
+            prompt = str(messages[-1].content)
+            for needle, answer in self.script.items():
+                if needle in prompt:
+                    if isinstance(answer, BaseException):
+                        raise answer
+                    message = AIMessage(
+                        content=answer,
+                        usage_metadata={
+                            "input_tokens": len(prompt) // 4,
+                            "output_tokens": len(answer) // 4,
+                            "total_tokens": 0,
+                        },
+                    )
+                    return ChatResult(generations=[ChatGeneration(message=message)])
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="I cannot help with that."))])
+        finally:
+            with lock:
+                self.in_flight -= 1

@@ -182,3 +182,52 @@ def test_compact_dtypes() -> None:
     assert g.ent_rel.indices.dtype == np.int32
     assert g.rel_subject.dtype == np.int32
     assert g.entities.keys.dtype == np.uint64
+
+
+def signature(g: GraphIndex) -> set[tuple]:
+    ents, rels = g.entities.keys, g.relations.keys
+    return {
+        (
+            int(rels[r]),
+            int(ents[g.rel_subject[r]]),
+            int(ents[g.rel_object[r]]),
+            tuple(sorted(g.passages.ids[p] for p in g.rel_pas.row(r))),
+        )
+        for r in range(g.n_relations)
+    }
+
+
+def test_remove_passages_and_links_equal_a_rebuild_without_them() -> None:
+    full = random_graph(6)
+    keys = full.relations.keys
+    subj = full.entities.keys[full.rel_subject]
+    obj = full.entities.keys[full.rel_object]
+    pids = [[full.passages.ids[p] for p in full.rel_pas.row(r)] for r in range(full.n_relations)]
+    gone = set(full.passages.ids[:7])
+    expected = GraphIndex.from_relations(
+        relation_keys=[k for k, p in zip(keys, pids) if set(p) - gone],
+        subject_keys=[s for s, p in zip(subj, pids) if set(p) - gone],
+        object_keys=[o for o, p in zip(obj, pids) if set(p) - gone],
+        passage_ids=[[x for x in p if x not in gone] for p in pids if set(p) - gone],
+    )
+    smaller, removed = full.remove_passages(sorted(gone))
+    assert signature(smaller) == signature(expected)
+    assert (smaller.n_entities, smaller.n_relations, smaller.n_passages) == (
+        expected.n_entities,
+        expected.n_relations,
+        expected.n_passages,
+    )
+    assert set(removed.passage_ids) == gone
+    assert len(removed.relation_keys) == full.n_relations - smaller.n_relations
+    assert len(removed.entity_keys) == full.n_entities - smaller.n_entities
+    # expansion on the smaller graph equals the seed's on it
+    for hops in (1, 2):
+        ref = SeedMatrices.build(smaller, hops)
+        got = smaller.expand(entity_seeds=[0, 3], relation_seeds=[2], hops=hops, max_neighbors=None, max_frontier=None)
+        assert set(got.relations.tolist()) == ref.expand([0, 3], [2])
+    # unlinking single pairs; unknown pairs are ignored
+    r0 = int(keys[0])
+    unlinked, removed = full.remove_links(relation_keys=[r0] * len(pids[0]) + [12345], passage_ids=pids[0] + ["zz"])
+    assert r0 not in set(unlinked.relations.keys.tolist()) and int(removed.relation_keys[0]) == r0
+    same, nothing = full.remove_links(relation_keys=[], passage_ids=[])
+    assert signature(same) == signature(full) and nothing.passage_ids == []

@@ -41,10 +41,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, gather_rows, reduce_max_min
+from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, csr_from_pairs, gather_rows, reduce_max_min
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 
-__all__ = ["GraphIndex", "Expansion", "GraphView"]
+__all__ = ["GraphIndex", "Expansion", "GraphView", "RemovedItems"]
 
 I32 = npt.NDArray[np.int32]
 F32 = npt.NDArray[np.float32]
@@ -140,6 +140,15 @@ def _seed_arrays(seeds: npt.ArrayLike | None, scores: npt.ArrayLike | None, n: i
         if sc.size != idx.size:
             raise ValueError(f"{what}_scores must align with {what}_seeds")
     return idx.astype(np.int32), sc
+
+
+@dataclass(frozen=True)
+class RemovedItems:
+    """What an update removed from the graph (relations, entities and passages left empty)."""
+
+    relation_keys: npt.NDArray[np.uint64]
+    entity_keys: npt.NDArray[np.uint64]
+    passage_ids: list[str]
 
 
 @dataclass(frozen=True)
@@ -317,6 +326,74 @@ class GraphIndex:
             rel_pas=rel_pas,
             pas_rel=pas_rel,
         )
+
+    def remove_links(
+        self, *, relation_keys: npt.ArrayLike, passage_ids: Sequence[str]
+    ) -> tuple[GraphIndex, RemovedItems]:
+        """A new index without the given (relation, passage) links, and what disappeared.
+
+        A relation left without passages is removed, then an entity left without relations
+        and a passage left without relations. Unknown pairs are ignored. Indices are
+        renumbered (the survivors keep their order); the cost is one pass over the arrays.
+        """
+        rkeys = np.asarray(relation_keys, dtype=np.uint64).ravel()
+        if rkeys.size != len(passage_ids):
+            raise ValueError("relation_keys and passage_ids must align")
+        r = self.relations.find(rkeys).astype(np.int64)
+        p = self.passages.find(list(passage_ids)).astype(np.int64)
+        ok = (r >= 0) & (p >= 0)
+        width = np.int64(self.n_passages + 1)
+        drop = np.unique(r[ok] * width + p[ok])
+        rows = np.repeat(np.arange(self.n_relations, dtype=np.int64), np.diff(self.rel_pas.indptr))
+        pair = rows * width + self.rel_pas.indices
+        keep = ~np.isin(pair, drop)
+        return self._compacted(rows[keep], self.rel_pas.indices[keep].astype(np.int64))
+
+    def remove_passages(self, passage_ids: Sequence[str]) -> tuple[GraphIndex, RemovedItems]:
+        """A new index without these passages (and what only they supported)."""
+        p = self.passages.find(list(passage_ids))
+        gone = np.zeros(self.n_passages, bool)
+        gone[p[p >= 0]] = True
+        rows = np.repeat(np.arange(self.n_relations, dtype=np.int64), np.diff(self.rel_pas.indptr))
+        cols = self.rel_pas.indices.astype(np.int64)
+        keep = ~gone[cols]
+        return self._compacted(rows[keep], cols[keep])
+
+    def _compacted(
+        self, link_rel: npt.NDArray[np.int64], link_pas: npt.NDArray[np.int64]
+    ) -> tuple[GraphIndex, RemovedItems]:
+        """Rebuild from the surviving relation→passage links, dropping what became empty."""
+        rel_alive = np.bincount(link_rel, minlength=self.n_relations) > 0
+        ent_alive = np.zeros(self.n_entities, bool)
+        ent_alive[self.rel_subject[rel_alive]] = True
+        ent_alive[self.rel_object[rel_alive]] = True
+        pas_alive = np.bincount(link_pas, minlength=self.n_passages) > 0
+        removed = RemovedItems(
+            relation_keys=self.relations.keys[~rel_alive].copy(),
+            entity_keys=self.entities.keys[~ent_alive].copy(),
+            passage_ids=[self.passages.ids[i] for i in np.flatnonzero(~pas_alive).tolist()],
+        )
+        new_rel = np.cumsum(rel_alive) - 1
+        new_ent = np.cumsum(ent_alive) - 1
+        new_pas = np.cumsum(pas_alive) - 1
+        n_r, n_e, n_p = int(rel_alive.sum()), int(ent_alive.sum()), int(pas_alive.sum())
+        # entity rows keep their (specificity) order: filter and renumber, no re-sort
+        er_rows = np.repeat(np.arange(self.n_entities, dtype=np.int64), np.diff(self.ent_rel.indptr))
+        er_keep = rel_alive[self.ent_rel.indices]
+        ent_rel = csr_from_pairs(new_ent[er_rows[er_keep]], new_rel[self.ent_rel.indices[er_keep]], n_e)
+        rel_pas = csr_from_pairs(new_rel[link_rel], new_pas[link_pas], n_r)
+        pas_rel = csr_from_pairs(new_pas[link_pas], new_rel[link_rel], n_p)
+        graph = GraphIndex(
+            entities=KeyMap.from_keys(self.entities.keys[ent_alive]),
+            relations=KeyMap.from_keys(self.relations.keys[rel_alive]),
+            passages=StringIdMap(self.passages.ids[i] for i in np.flatnonzero(pas_alive).tolist()),
+            rel_subject=new_ent[self.rel_subject[rel_alive]].astype(np.int32),
+            rel_object=new_ent[self.rel_object[rel_alive]].astype(np.int32),
+            ent_rel=ent_rel,
+            rel_pas=rel_pas,
+            pas_rel=pas_rel,
+        )
+        return graph, removed
 
     def _has_links(self, rels: I32, pas: I32) -> npt.NDArray[np.bool_]:
         owner, cols = gather_rows(self.rel_pas, rels)

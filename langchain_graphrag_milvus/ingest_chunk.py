@@ -1,0 +1,266 @@
+"""One chunk of an ingest: extract, plan, unlink, embed, write, update the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import Runnable
+
+from langchain_graphrag_milvus.errors import MalformedRecordError
+from langchain_graphrag_milvus.milvus_schema import MAX_PASSAGES_PER_RELATION
+from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id, relation_id, relation_text
+from langchain_graphrag_milvus.records import PassageRecord, Problem, parse_triplets
+from langchain_graphrag_milvus.triplets import extract_texts
+from langchain_graphrag_milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
+
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.ingest import IngestReport
+    from langchain_graphrag_milvus.store import MilvusGraphStore
+
+__all__ = ["ingest_chunk", "check_partition_key"]
+
+
+@dataclass
+class _Relation:
+    text: str
+    subject_id: str
+    object_id: str
+    predicate: str
+    passage_ids: list[str]
+
+
+def _plan_chunk(records: Sequence[PassageRecord]) -> tuple[dict[str, str], dict[str, _Relation]]:
+    entities: dict[str, str] = {}
+    relations: dict[str, _Relation] = {}
+    for record in records:
+        for s, p, o in record.triplets:
+            sid, oid = entity_id(s), entity_id(o)
+            entities.setdefault(sid, s)
+            entities.setdefault(oid, o)
+            rid = relation_id(s, p, o)
+            rel = relations.get(rid)
+            if rel is None:
+                relations[rid] = _Relation(relation_text(s, p, o), sid, oid, p, [record.id])
+            elif record.id not in rel.passage_ids:
+                rel.passage_ids.append(record.id)
+    return entities, relations
+
+
+def _embed(store: MilvusGraphStore, texts: Sequence[str], report: IngestReport) -> dict[str, list[float]]:
+    unique = list(dict.fromkeys(texts))
+    vectors: dict[str, list[float]] = {}
+    for i in range(0, len(unique), store.batch_size):
+        batch = unique[i : i + store.batch_size]
+        embedded = store.embedding.embed_documents(batch)
+        if len(embedded) != len(batch):
+            raise RuntimeError(f"embedding model returned {len(embedded)} vectors for {len(batch)} texts")
+        vectors.update(zip(batch, (list(map(float, v)) for v in embedded)))
+    report.texts_embedded += len(unique)
+    return vectors
+
+
+def _cap_links(passage_ids: list[str], report: IngestReport) -> list[str]:
+    if len(passage_ids) > MAX_PASSAGES_PER_RELATION:
+        report.links_dropped += len(passage_ids) - MAX_PASSAGES_PER_RELATION
+        return passage_ids[:MAX_PASSAGES_PER_RELATION]
+    return passage_ids
+
+
+def check_partition_key(store: MilvusGraphStore, record: PassageRecord) -> None:
+    """Raise if the store partitions passages by a key this record does not carry."""
+    key = store.partition_key_field
+    if key is None:
+        return
+    value = record.metadata.get(key)
+    if not isinstance(value, str) or not value:
+        raise MalformedRecordError(
+            f"record {record.id!r}: the partition key field {key!r} must be a non-empty string in its metadata"
+        )
+
+
+def _extract(
+    store: MilvusGraphStore,
+    records: Sequence[PassageRecord],
+    report: IngestReport,
+    extractor: Runnable[str, Any],
+    strict: bool,
+) -> None:
+    """Fill the triplets of records that came without, from the cache or the extractor."""
+    results = extract_texts(
+        [r.text for r in records], extractor, store.extraction_cache, max_concurrency=store.extraction_concurrency
+    )
+    for record, (raw, usage, cached, error) in zip(records, results):
+        if error is not None:
+            if strict:
+                raise error
+            record.extraction_failed = True
+            report.extraction_failures += 1
+            report._problem(Problem(record.id, f"triplet extraction failed: {type(error).__name__}: {error}"))
+            continue
+        if cached:
+            report.extraction_cached += 1
+        else:
+            report.extraction_calls += 1
+            report.input_tokens += usage.get("input_tokens", 0)
+            report.output_tokens += usage.get("output_tokens", 0)
+        problems: list[Problem] = []
+        try:
+            record.triplets = parse_triplets(raw, record.id, strict=strict, problems=problems)
+        finally:
+            report.triplets_skipped += len(problems)
+            report.triplets_seen += len(problems)
+            for problem in problems:
+                report._problem(problem)
+
+
+def _unlink_changed(store: MilvusGraphStore, changed: Sequence[PassageRecord], new_links: dict[str, set[str]]) -> None:
+    """Remove the links of changed passages to relations their new triplets no longer state."""
+    graph = store.graph
+    rel_keys: list[int] = []
+    pas_ids: list[str] = []
+    for record in changed:
+        (pidx,) = graph.passages.find([record.id]).tolist()
+        if pidx < 0:
+            continue
+        keep = new_links.get(record.id, set())
+        for r in graph.pas_rel.row(pidx).tolist():
+            key = int(graph.relations.keys[r])
+            if key_to_id(key) not in keep:
+                rel_keys.append(key)
+                pas_ids.append(record.id)
+    if rel_keys:
+        after, removed = graph.remove_links(relation_keys=rel_keys, passage_ids=pas_ids)
+        apply_graph_change(store, after, removed, rel_keys)
+
+
+def ingest_chunk(
+    store: MilvusGraphStore,
+    records: Sequence[PassageRecord],
+    report: IngestReport,
+    state: dict[str, bool],
+    *,
+    extractor: Runnable[str, Any] | None = None,
+    strict: bool = False,
+) -> None:
+    """One chunk: plan, unlink what changed passages no longer state, embed, write, update the graph.
+
+    Write order: entities, relations, then passages. A passage row is the commit marker of
+    its ingest: if anything fails before it is written, re-running the same ingest finds the
+    passage missing (or with its old hash) and completes what is missing; existing rows are
+    never written twice.
+    """
+    have_collections = store.exists()
+    old_passages = store.fetch("passages", [r.id for r in records], ("doc_hash",)) if have_collections else {}
+    if have_collections:
+        store.check_open()
+    to_write, changed = [], []
+    for record in records:
+        old = old_passages.get(record.id)
+        if old is None:
+            report.passages_added += 1
+            to_write.append(record)
+        elif old.get("doc_hash") != record.content_hash:
+            report.passages_updated += 1
+            to_write.append(record)
+            changed.append(record)
+        else:
+            report.passages_unchanged += 1
+    report.passages_seen += len(records)
+    if not to_write:
+        report.triplets_seen += sum(len(r.triplets) for r in records)
+        return
+    if extractor is not None:
+        missing = [r for r in to_write if r.needs_extraction]
+        if missing:
+            _extract(store, missing, report, extractor, strict)
+    report.triplets_seen += sum(len(r.triplets) for r in records)
+    entities, relations = _plan_chunk(to_write)
+    if have_collections and not state.get("bumped"):
+        store.bump_generation()
+        state["bumped"] = True
+    if changed:
+        new_links: dict[str, set[str]] = {}
+        for rid, rel in relations.items():
+            for pid in rel.passage_ids:
+                new_links.setdefault(pid, set()).add(rid)
+        _unlink_changed(store, changed, new_links)
+    old_entities = store.fetch("entities", entities) if have_collections else {}
+    old_relations = store.fetch("relations", relations, ("passage_ids",)) if have_collections else {}
+    new_entities = {eid: name for eid, name in entities.items() if eid not in old_entities}
+    new_relations = {rid: rel for rid, rel in relations.items() if rid not in old_relations}
+    linked = {}
+    for rid, rel in relations.items():
+        old_rel = old_relations.get(rid)
+        if old_rel is not None:
+            stored = list(old_rel.get("passage_ids") or [])
+            extra = [p for p in rel.passage_ids if p not in stored]
+            if extra and len(stored) < MAX_PASSAGES_PER_RELATION:
+                linked[rid] = _cap_links(stored + extra, report)
+            elif extra:
+                report.links_dropped += len(extra)
+
+    texts = [r.text for r in to_write] + list(new_entities.values()) + [r.text for r in new_relations.values()]
+    vectors = _embed(store, texts, report)
+    dim = len(next(iter(vectors.values())))
+    if not have_collections or dim != store.check_open():
+        store.ensure_collections(dim)  # creates, or raises EmbeddingDimensionError
+        if not state.get("bumped"):
+            store.bump_generation()
+            state["bumped"] = True
+
+    write_rows(
+        store,
+        "entities",
+        [{"pk": eid, "text": name, "vector": vectors[name]} for eid, name in new_entities.items()],
+        (),
+    )
+    relation_rows: list[dict[str, Any]] = [
+        {
+            "pk": rid,
+            "text": rel.text,
+            "vector": vectors[rel.text],
+            "subject_id": rel.subject_id,
+            "object_id": rel.object_id,
+            "predicate": rel.predicate,
+            "passage_ids": _cap_links(rel.passage_ids, report),
+        }
+        for rid, rel in new_relations.items()
+    ]
+    if linked:
+        full = store.fetch("relations", linked, RELATION_ROW_FIELDS)
+        relation_rows += [
+            {**{k: full[rid][k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": pids}
+            for rid, pids in linked.items()
+            if rid in full
+        ]
+    write_rows(store, "relations", relation_rows, linked)
+    write_rows(
+        store,
+        "passages",
+        [
+            {
+                "pk": r.id,
+                "text": r.text,
+                "vector": vectors[r.text],
+                "doc_hash": r.content_hash + ("!retry" if r.extraction_failed else ""),
+                "source_id": r.source_id,
+                **r.metadata,
+            }
+            for r in to_write
+        ],
+        old_passages,
+    )
+    report.entities_added += len(new_entities)
+    report.relations_added += len(new_relations)
+    report.relations_linked += len(linked)
+    store._after_ingest(
+        {
+            "relation_keys": [id_to_key(r["pk"]) for r in relation_rows],
+            "subject_keys": [id_to_key(r["subject_id"]) for r in relation_rows],
+            "object_keys": [id_to_key(r["object_id"]) for r in relation_rows],
+            "passage_ids": [r["passage_ids"] for r in relation_rows],
+        },
+        new_entities,
+    )
