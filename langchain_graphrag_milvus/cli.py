@@ -19,6 +19,8 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_graphrag_milvus.milvus_schema import SCHEMA_VERSION
+
 __all__ = ["main"]
 
 DEFAULT_CACHE = Path(".cache") / "langchain-graphrag-milvus"
@@ -60,7 +62,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     embedding, model = _embeddings(args.embeddings, args.cache_dir)
-    prefix = args.prefix or f"eval_{model.replace('-', '_').lower()}_{_file_tag(args.passages)}"
+    tag = f"v{SCHEMA_VERSION}_{model.replace('-', '_').lower()}_{_file_tag(args.passages)}"
+    prefix = args.prefix or f"eval_{tag}"
     uri = args.uri or str(args.cache_dir / "eval_milvus.db")
     store = MilvusGraphStore(embedding, uri=uri, token=args.token, collection_prefix=prefix)
     started = time.perf_counter()

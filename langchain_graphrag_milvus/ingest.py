@@ -72,6 +72,8 @@ class IngestReport:
     relations_added: int = 0
     relations_linked: int = 0
     links_dropped: int = 0
+    relations_removed: int = 0
+    entities_removed: int = 0
     texts_embedded: int = 0
     extraction_calls: int = 0
     extraction_cached: int = 0
@@ -94,6 +96,11 @@ class IngestReport:
             f"{self.relations_added} relations added, {self.relations_linked} relations gained "
             f"passages; {self.texts_embedded} texts embedded in {self.seconds:.1f}s"
         )
+        if self.relations_removed or self.entities_removed:
+            text += (
+                f"; {self.relations_removed} relations and {self.entities_removed} entities that only the old "
+                "versions of updated passages stated were removed"
+            )
         if self.extraction_calls or self.extraction_cached or self.extraction_failures:
             text += (
                 f"; extraction: {self.extraction_calls} calls ({self.input_tokens} input, {self.output_tokens} "

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.runnables import Runnable
 
 from langchain_graphrag_milvus.errors import MalformedRecordError
@@ -115,7 +116,39 @@ def _extract(
                 report._problem(problem)
 
 
-def _unlink_changed(store: MilvusGraphStore, changed: Sequence[PassageRecord], new_links: dict[str, set[str]]) -> None:
+def _synonyms(
+    store: MilvusGraphStore, new_entities: dict[str, str], vectors: dict[str, list[float]]
+) -> dict[str, list[str]]:
+    """For each new entity, the entities (stored or new) whose names embed as close as the threshold."""
+    if not new_entities:
+        return {}
+    threshold = float(store.synonym_threshold or 0.0)
+    ids = list(new_entities)
+    matrix = np.array([vectors[new_entities[e]] for e in ids], dtype=np.float32)
+    found: dict[str, dict[str, float]] = {e: {} for e in ids}
+    for start in range(0, len(ids), 256):  # the entities already stored: batched Milvus searches
+        hits = store.search("entities", matrix[start : start + 256].tolist(), store.synonym_top_k + 1)
+        for eid, per in zip(ids[start : start + 256], hits):
+            for hit in per:
+                if hit.id != eid and hit.score >= threshold:
+                    found[eid][hit.id] = hit.score
+    unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    for start in range(0, len(ids), 1024):  # among the new ones (blocks, not all pairs at once)
+        sims = unit[start : start + 1024] @ unit.T
+        for row, col in zip(*np.nonzero(sims >= threshold)):
+            a, b = ids[start + int(row)], ids[int(col)]
+            if a != b:
+                found[a][b] = float(sims[row, col])
+    return {
+        e: [o for o, _ in sorted(others.items(), key=lambda kv: -kv[1])[: store.synonym_top_k]]
+        for e, others in found.items()
+        if others
+    }
+
+
+def _unlink_changed(
+    store: MilvusGraphStore, changed: Sequence[PassageRecord], new_links: dict[str, set[str]], report: IngestReport
+) -> None:
     """Remove the links of changed passages to relations their new triplets no longer state."""
     graph = store.graph
     rel_keys: list[int] = []
@@ -133,6 +166,8 @@ def _unlink_changed(store: MilvusGraphStore, changed: Sequence[PassageRecord], n
     if rel_keys:
         after, removed = graph.remove_links(relation_keys=rel_keys, passage_ids=pas_ids)
         apply_graph_change(store, after, removed, rel_keys)
+        report.relations_removed += len(removed.relation_keys)
+        report.entities_removed += len(removed.entity_keys)
 
 
 def ingest_chunk(
@@ -185,7 +220,7 @@ def ingest_chunk(
         for rid, rel in relations.items():
             for pid in rel.passage_ids:
                 new_links.setdefault(pid, set()).add(rid)
-        _unlink_changed(store, changed, new_links)
+        _unlink_changed(store, changed, new_links, report)
     old_entities = store.fetch("entities", entities) if have_collections else {}
     old_relations = store.fetch("relations", relations, ("passage_ids",)) if have_collections else {}
     new_entities = {eid: name for eid, name in entities.items() if eid not in old_entities}
@@ -210,10 +245,14 @@ def ingest_chunk(
             store.bump_generation()
             state["bumped"] = True
 
+    synonyms = _synonyms(store, new_entities, vectors) if store.synonym_threshold is not None else {}
     write_rows(
         store,
         "entities",
-        [{"pk": eid, "text": name, "vector": vectors[name]} for eid, name in new_entities.items()],
+        [
+            {"pk": eid, "text": name, "vector": vectors[name], "synonym_ids": synonyms.get(eid, [])}
+            for eid, name in new_entities.items()
+        ],
         (),
     )
     relation_rows: list[dict[str, Any]] = [
@@ -261,6 +300,10 @@ def ingest_chunk(
             "subject_keys": [id_to_key(r["subject_id"]) for r in relation_rows],
             "object_keys": [id_to_key(r["object_id"]) for r in relation_rows],
             "passage_ids": [r["passage_ids"] for r in relation_rows],
+            "synonym_pairs": (
+                [id_to_key(a) for a, others in synonyms.items() for _ in others],
+                [id_to_key(b) for others in synonyms.values() for b in others],
+            ),
         },
         new_entities,
     )

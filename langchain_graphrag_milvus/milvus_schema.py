@@ -3,7 +3,8 @@
 Collections, under a configurable prefix (``{prefix}_entities`` ...):
 
 =============  ==========================================================================
-entities       ``pk`` (16-hex id of the normalised name), ``text`` (display name), ``vector``
+entities       ``pk`` (16-hex id of the normalised name), ``text`` (display name), ``vector``,
+               ``synonym_ids`` (entities whose names embed within the synonym threshold)
 relations      ``pk``, ``text`` ("subject predicate object"), ``vector``, ``subject_id``,
                ``object_id``, ``predicate``, ``passage_ids`` (ARRAY of passage ids)
 passages       ``pk`` (the passage id), ``text``, ``vector``, ``doc_hash``, ``source_id`` (the
@@ -41,12 +42,15 @@ Kind = Literal["entities", "relations", "passages"]
 KINDS: tuple[Kind, ...] = ("entities", "relations", "passages")
 #: Milvus' largest ARRAY capacity; links beyond it are dropped and counted in the report.
 MAX_PASSAGES_PER_RELATION = 4096
-SCHEMA_TAG = "langchain-graphrag-milvus/v1"
+#: Synonym links kept per entity.
+MAX_SYNONYMS = 16
+SCHEMA_VERSION = 2
+SCHEMA_TAG = f"langchain-graphrag-milvus/v{SCHEMA_VERSION}"
 #: Exact search by default: quality numbers are only meaningful with exact (or measured) recall.
 DEFAULT_INDEX_PARAMS: dict[str, Any] = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
 _ID_LEN = max(MAX_ID_BYTES, 64)
 _FIELDS: dict[str, set[str]] = {
-    "entities": {"pk", "text", "vector"},
+    "entities": {"pk", "text", "vector", "synonym_ids"},
     "relations": {"pk", "text", "vector", "subject_id", "object_id", "predicate", "passage_ids"},
     "passages": {"pk", "text", "vector", "doc_hash", "source_id"},
 }
@@ -61,6 +65,10 @@ def _schema(client: MilvusClient, kind: Kind, dim: int, partition_key: str | Non
     schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=_ID_LEN)
     schema.add_field("text", DataType.VARCHAR, max_length=65_535)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    if kind == "entities":
+        schema.add_field(
+            "synonym_ids", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_SYNONYMS, max_length=64
+        )
     if kind == "relations":
         schema.add_field("subject_id", DataType.VARCHAR, max_length=64)
         schema.add_field("object_id", DataType.VARCHAR, max_length=64)
@@ -128,7 +136,13 @@ def check_collection(description: dict[str, Any], kind: Kind, dim: int | None, p
     fields = {f.get("name") for f in description.get("fields", [])}
     primary = [f.get("name") for f in description.get("fields", []) if f.get("is_primary")]
     # Milvus Lite does not keep collection descriptions, so check the structure instead
-    if not _FIELDS[kind] <= fields or primary != ["pk"]:
+    missing = _FIELDS[kind] - fields
+    if primary == ["pk"] and {"pk", "text", "vector"} <= fields and missing:
+        raise GraphRAGError(
+            f"collection {name!r} was created by an older version of langchain-graphrag-milvus (it lacks "
+            f"{', '.join(sorted(missing))}); ingest again under another collection_prefix"
+        )
+    if missing or primary != ["pk"]:
         raise GraphRAGError(
             f"collection {name!r} exists but was not created by langchain-graphrag-milvus "
             f"(fields {sorted(f for f in fields if f)}); choose another collection_prefix"

@@ -17,9 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, model_validator
 
-from langchain_graphrag_milvus.expr import as_filter
-from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
-from langchain_graphrag_milvus.pipeline import (
+from langchain_graphrag_milvus.effects import (
     Effect,
     Embed,
     EntityNames,
@@ -28,12 +26,13 @@ from langchain_graphrag_milvus.pipeline import (
     GetGraph,
     Invoke,
     LinkEntities,
-    RetrievalParams,
     Search,
     ViewOf,
-    graph_pipeline,
-    naive_pipeline,
 )
+from langchain_graphrag_milvus.expr import as_filter
+from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
+from langchain_graphrag_milvus.params import RetrievalParams
+from langchain_graphrag_milvus.pipeline import graph_pipeline, naive_pipeline
 from langchain_graphrag_milvus.rerank import create_llm_reranker
 from langchain_graphrag_milvus.store import MilvusGraphStore
 

@@ -7,25 +7,23 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from pymilvus import AsyncMilvusClient, MilvusClient
 
 from langchain_graphrag_milvus import expr
 from langchain_graphrag_milvus.errors import (
     CollectionNotFoundError,
-    EmbeddingDimensionError,
     GraphRAGError,
-    StaleIndexError,
     StoreConnectionError,
 )
 from langchain_graphrag_milvus.extraction import EntityLinker
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.graph_state import GraphState
+from langchain_graphrag_milvus.milvus_io import Hit, MilvusReads, acquire_lite, is_lite, lite_filter, release_lite
 from langchain_graphrag_milvus.milvus_schema import (
     DEFAULT_INDEX_PARAMS,
     KINDS,
@@ -33,7 +31,6 @@ from langchain_graphrag_milvus.milvus_schema import (
     check_collection,
     create_collection,
 )
-from langchain_graphrag_milvus.normalize import id_to_key
 from langchain_graphrag_milvus.records import RESERVED_METADATA_KEYS
 from langchain_graphrag_milvus.triplets import TripletCache
 
@@ -48,50 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MilvusGraphStore", "Hit"]
 
-_FETCH_CHUNK = 512
-_VIEW_CHUNK = 2048
-_GENERATION_KEY = "graphrag.generation"
-#: Milvus' largest top-k (and query window).
-MAX_TOP_K = 16_384
-_LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
 
-
-class _LiteNoiseFilter(logging.Filter):
-    """Drops two harmless messages Milvus Lite 3.x triggers on every ``query_iterator``."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not any(message.startswith(noise) for noise in _LITE_NOISE)
-
-
-_lite_filter = _LiteNoiseFilter()
-
-
-def _is_lite(uri: str) -> bool:
-    return str(uri).endswith(".db")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search hit: primary key, similarity (higher is closer) and requested fields."""
-
-    id: str
-    score: float
-    fields: Mapping[str, Any]
-
-
-def _hit_pk(hit: Mapping[str, Any]) -> str:
-    pk = hit.get("pk")
-    return str(pk if pk is not None else hit.get("id"))
-
-
-def _parse_hits(result: Any) -> list[list[Hit]]:
-    return [
-        [Hit(_hit_pk(h), float(h["distance"]), dict(h.get("entity") or {})) for h in per_query] for per_query in result
-    ]
-
-
-class MilvusGraphStore:
+class MilvusGraphStore(MilvusReads, GraphState):
     """Entities, relations and passages in Milvus, plus the sparse graph over them.
 
     Nothing is contacted at construction; the first call that needs Milvus connects.
@@ -163,6 +118,11 @@ class MilvusGraphStore:
         extraction_cache: A sqlite file caching extractions by passage text (default: in
             memory), so re-ingesting never pays twice.
         extraction_concurrency: Extraction calls in flight at once.
+        synonym_threshold: Link each new entity to up to ``synonym_top_k`` entities whose
+            name embeddings are at least this similar (HippoRAG's synonym edges; found with
+            Milvus searches, not all pairs). Expansion then treats them as one node.
+            ``None`` (default): no synonym links.
+        synonym_top_k: See ``synonym_threshold``.
     """
 
     def __init__(
@@ -184,6 +144,8 @@ class MilvusGraphStore:
         extractor: Runnable[str, Any] | None = None,
         extraction_cache: str | os.PathLike[str] | None = None,
         extraction_concurrency: int = 4,
+        synonym_threshold: float | None = None,
+        synonym_top_k: int = 5,
     ) -> None:
         expr.field_name(collection_prefix)
         if batch_size < 1:
@@ -213,6 +175,10 @@ class MilvusGraphStore:
         if extraction_concurrency < 1:
             raise ValueError("extraction_concurrency must be positive")
         self.extraction_concurrency = extraction_concurrency
+        if synonym_threshold is not None and not -1.0 <= synonym_threshold <= 1.0:
+            raise ValueError("synonym_threshold is a cosine similarity in [-1, 1]")
+        self.synonym_threshold = synonym_threshold
+        self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
         self.batch_size = batch_size
         self.timeout = timeout
         self._connection_args: dict[str, Any] = {**dict(connection_args or {}), "uri": uri}
@@ -253,8 +219,10 @@ class MilvusGraphStore:
             with self._lock:
                 if self._client is None:
                     for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
-                        logging.getLogger(name).addFilter(_lite_filter)
+                        logging.getLogger(name).addFilter(lite_filter)
                     self._client = self._connect(MilvusClient)
+                    if is_lite(self.uri):
+                        acquire_lite(self._resolved_args()["uri"])
         return self._client
 
     def _connect(self, client_class: Any) -> Any:
@@ -269,24 +237,22 @@ class MilvusGraphStore:
             ) from exc
 
     def close(self) -> None:
-        """Close the clients; with Milvus Lite also stop its embedded server for this path.
+        """Close the clients; with Milvus Lite, stop its embedded server when no store uses it.
 
         The store can be used again afterwards (it reconnects). Stopping Milvus Lite's
-        server releases its lock on the data directory, so another process may open it.
+        server releases its lock on the data directory, so another process may open it;
+        it happens when the last open store of this process on that path closes.
         """
         with self._lock:
+            had_client = self._client is not None
             if self._client is not None:
                 self._client.close()
                 self._client = None
             self._aclients.clear()
             self._vector_stores.clear()
             self._dim = None
-            if _is_lite(self.uri):
-                try:
-                    from milvus_lite.server_manager import server_manager_instance
-                except ImportError:  # pragma: no cover - milvus-lite is a dependency
-                    return
-                server_manager_instance.release_server(self._resolved_args()["uri"])
+            if had_client and is_lite(self.uri):
+                release_lite(self._resolved_args()["uri"])
 
     async def aclient(self) -> AsyncMilvusClient:
         """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
@@ -385,316 +351,6 @@ class MilvusGraphStore:
     def passage_store(self) -> Milvus:
         """Passages as a ``langchain_milvus.Milvus`` vector store."""
         return self.vector_store("passages")
-
-    # ------------------------------------------------------------------ reads
-    def _search_request(
-        self,
-        kind: Kind,
-        vectors: Sequence[Sequence[float]],
-        limit: int,
-        filter_expr: str | None,
-        output_fields: Sequence[str],
-    ) -> dict[str, Any]:
-        return {
-            "collection_name": self.collection_name(kind),
-            "data": [list(map(float, v)) for v in vectors],
-            "anns_field": "vector",
-            "limit": min(int(limit), MAX_TOP_K),
-            "filter": filter_expr or "",
-            "output_fields": self._output_fields(kind, output_fields) or ["pk"],
-            "search_params": self.search_params,
-            "timeout": self.timeout,
-            "consistency_level": self._consistency(kind),
-        }
-
-    def search(
-        self,
-        kind: Kind,
-        vectors: Sequence[Sequence[float]],
-        limit: int,
-        *,
-        filter_expr: str | None = None,
-        output_fields: Sequence[str] = ("pk",),
-    ) -> list[list[Hit]]:
-        """Top-``limit`` hits for each vector (one batched Milvus search)."""
-        if not vectors or limit < 1:
-            return [[] for _ in vectors]
-        self._check_dim(self.check_open(), vectors)
-        return _parse_hits(self.client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields)))
-
-    async def asearch(
-        self,
-        kind: Kind,
-        vectors: Sequence[Sequence[float]],
-        limit: int,
-        *,
-        filter_expr: str | None = None,
-        output_fields: Sequence[str] = ("pk",),
-    ) -> list[list[Hit]]:
-        """Async :meth:`search`."""
-        if not vectors or limit < 1:
-            return [[] for _ in vectors]
-        await self._acheck_open()
-        self._check_dim(self.check_open(), vectors)
-        client = await self.aclient()
-        return _parse_hits(
-            await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
-        )
-
-    def _consistency(self, kind: Kind) -> str:
-        # after a delete, read that collection strongly until this process writes to it again
-        return "Strong" if kind in self._strong_reads else self.consistency_level
-
-    def _output_fields(self, kind: Kind, fields: Sequence[str]) -> list[str]:
-        out = list(fields)
-        if kind == "passages" and self.partition_key_field and "$meta" in out:
-            out.append(self.partition_key_field)  # user metadata held in a real field
-        return out
-
-    def _check_dim(self, dim: int, vectors: Sequence[Sequence[float]]) -> None:
-        if len(vectors[0]) != dim:
-            raise EmbeddingDimensionError(
-                f"the embedding model gives {len(vectors[0])}-dimensional vectors but the collections under "
-                f"{self.collection_prefix!r} at {self.uri!r} store {dim}; use the model the data was ingested with"
-            )
-
-    def _fetch_requests(
-        self, kind: Kind, ids: Iterable[str], output_fields: Sequence[str], filter_expr: str | None
-    ) -> list[dict[str, Any]]:
-        unique = list(dict.fromkeys(ids))
-        return [
-            {
-                "collection_name": self.collection_name(kind),
-                "filter": expr.and_all(expr.in_list("pk", unique[i : i + _FETCH_CHUNK]), filter_expr),
-                "output_fields": list(dict.fromkeys(["pk", *self._output_fields(kind, output_fields)])),
-                "limit": len(unique[i : i + _FETCH_CHUNK]),
-                "timeout": self.timeout,
-                "consistency_level": self._consistency(kind),
-            }
-            for i in range(0, len(unique), _FETCH_CHUNK)
-        ]
-
-    def fetch(
-        self,
-        kind: Kind,
-        ids: Iterable[str],
-        output_fields: Sequence[str] = ("pk",),
-        *,
-        filter_expr: str | None = None,
-    ) -> dict[str, dict[str, Any]]:
-        """Rows by primary key (missing ids are absent from the answer)."""
-        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
-        if not requests:
-            return {}
-        self.check_open()
-        return {str(r["pk"]): dict(r) for req in requests for r in self.client.query(**req)}
-
-    async def afetch(
-        self,
-        kind: Kind,
-        ids: Iterable[str],
-        output_fields: Sequence[str] = ("pk",),
-        *,
-        filter_expr: str | None = None,
-    ) -> dict[str, dict[str, Any]]:
-        """Async :meth:`fetch`."""
-        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
-        if not requests:
-            return {}
-        await self._acheck_open()
-        client = await self.aclient()
-        results = await asyncio.gather(*(client.query(**req) for req in requests))
-        return {str(r["pk"]): dict(r) for rows in results for r in rows}
-
-    async def _acheck_open(self) -> None:
-        if self._dim is None:
-            await asyncio.to_thread(self.check_open)
-
-    def iterate(
-        self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096, *, filter_expr: str | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """Every row of a collection (``query_iterator``), with the given fields.
-
-        Only for collections with our hex ids (entities, relations): pymilvus' iterator
-        pages with an unescaped ``pk > "<last id>"``, which breaks on ids with quotes.
-        """
-        self.check_open()
-        iterator = self.client.query_iterator(
-            collection_name=self.collection_name(kind),
-            batch_size=batch_size,
-            filter=filter_expr or "",
-            output_fields=list(dict.fromkeys(["pk", *output_fields])),
-            timeout=self.timeout,
-            consistency_level="Strong",
-        )
-        try:
-            while True:
-                batch = iterator.next()
-                if not batch:
-                    return
-                yield from batch
-        finally:
-            iterator.close()
-
-    def counts(self) -> dict[str, int]:
-        """Number of rows in each collection (exact, via ``count(*)``)."""
-        self.check_open()
-        return {
-            kind: int(
-                self.client.query(
-                    self.collection_name(kind),
-                    filter="",
-                    output_fields=["count(*)"],
-                    timeout=self.timeout,
-                    consistency_level="Strong",
-                )[0]["count(*)"]
-            )
-            for kind in KINDS
-        }
-
-    # ------------------------------------------------------------------ graph
-    @property
-    def graph(self) -> GraphIndex:
-        """The graph index, built from the relation collection on first use."""
-        graph = self._graph
-        if graph is None:
-            with self._lock:
-                if self._graph is None:
-                    self._graph = self._build_graph()
-                graph = self._graph
-        return graph
-
-    def rebuild_graph(self) -> GraphIndex:
-        """Rebuild the graph index from Milvus alone (ignoring a saved one) and return it."""
-        with self._lock:
-            self._graph = self._read_graph()
-            self._entity_names = None
-            self._views.clear()
-            return self._graph
-
-    def _build_graph(self) -> GraphIndex:
-        path = self.graph_path
-        if path is not None and (path / "manifest.json").exists():
-            saved = GraphIndex.read_manifest(path).get("fingerprint")
-            current = self.fingerprint()
-            if saved == current:
-                return GraphIndex.load(path)
-            if self.on_stale == "error":
-                raise StaleIndexError(
-                    f"the graph index saved in {str(path)!r} was built from {saved} but Milvus now holds "
-                    f"{current}; delete it or open the store with on_stale='rebuild'"
-                )
-        return self._read_graph()
-
-    def _read_graph(self) -> GraphIndex:
-        # the fingerprint is taken *before* reading: a change made meanwhile makes it stale
-        fingerprint = self.fingerprint() if self.graph_path is not None else None
-        rkeys, skeys, okeys, pids = [], [], [], []
-        for row in self.iterate("relations", ("subject_id", "object_id", "passage_ids")):
-            rkeys.append(id_to_key(row["pk"]))
-            skeys.append(id_to_key(row["subject_id"]))
-            okeys.append(id_to_key(row["object_id"]))
-            pids.append(list(row["passage_ids"]))
-        graph = GraphIndex.from_relations(
-            relation_keys=np.array(rkeys, np.uint64),
-            subject_keys=np.array(skeys, np.uint64),
-            object_keys=np.array(okeys, np.uint64),
-            passage_ids=pids,
-        )
-        if self.graph_path is not None:
-            graph.save(self.graph_path, fingerprint=fingerprint)
-        return graph
-
-    def generation(self) -> int:
-        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
-        self.check_open()
-        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
-        return int(props.get(_GENERATION_KEY, 0))
-
-    def bump_generation(self) -> int:
-        """Mark the data as changing (before any write that alters the graph)."""
-        value = self.generation() + 1
-        self.client.alter_collection_properties(
-            self.collection_name("relations"), properties={_GENERATION_KEY: str(value)}, timeout=self.timeout
-        )
-        return value
-
-    def fingerprint(self) -> dict[str, Any]:
-        """What a saved graph index must match: generation and row counts."""
-        return {"prefix": self.collection_prefix, "generation": self.generation(), **self.counts()}
-
-    def _set_graph(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
-        with self._lock:
-            self._graph = graph
-            if self._entity_names is not None and removed_entities:
-                gone = set(removed_entities)
-                self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
-
-    def _after_change(self) -> None:
-        """Persist the (updated) graph index with the new fingerprint, if a path is set."""
-        if self.graph_path is not None and self._graph is not None:
-            with self._lock:
-                self._graph.save(self.graph_path, fingerprint=self.fingerprint())
-
-    def entity_names(self) -> dict[str, str]:
-        """Entity id → display name for every entity (cached; used by the offline linker)."""
-        names = self._entity_names
-        if names is None:
-            with self._lock:
-                if self._entity_names is None:
-                    self._entity_names = {r["pk"]: r["text"] for r in self.iterate("entities", ("text",))}
-                names = self._entity_names
-        return names
-
-    def graph_view(self, filter_expr: str) -> GraphView:
-        """The part of the graph whose passages match ``filter_expr`` (cached per graph state).
-
-        Reads the ids of all matching passages once per filter and graph state (with
-        ``"Strong"`` consistency); later calls with the same filter are free until the
-        next ingest changes the graph.
-        """
-        graph = self.graph
-        cached = self._views.get(filter_expr)
-        if cached is not None and cached[0] is graph:
-            return cached[1]
-        # Ask Milvus which of the graph's passages pass the filter, in chunks of known ids:
-        # pymilvus' query_iterator pages with an unescaped `pk > "<last id>"`, which breaks
-        # on passage ids containing quotes, so it is not used for user-chosen ids.
-        ids = graph.passages.ids
-        matched: list[str] = []
-        for i in range(0, len(ids), _VIEW_CHUNK):
-            chunk = ids[i : i + _VIEW_CHUNK]
-            rows = self.client.query(
-                self.collection_name("passages"),
-                filter=expr.and_all(expr.in_list("pk", chunk), filter_expr),
-                output_fields=["pk"],
-                limit=len(chunk),
-                timeout=self.timeout,
-                consistency_level="Strong",
-            )
-            matched += [str(r["pk"]) for r in rows]
-        found = graph.passages.find(matched)
-        view = graph.view(found[found >= 0])
-        with self._lock:
-            if len(self._views) >= 64:
-                self._views.pop(next(iter(self._views)))
-            self._views[filter_expr] = (graph, view)
-        return view
-
-    def entity_linker(self) -> EntityLinker:
-        """An :class:`~langchain_graphrag_milvus.extraction.EntityLinker` over all entity names (cached)."""
-        names = self.entity_names()
-        cached = self._linker
-        if cached is None or cached[0] is not names:
-            cached = self._linker = (names, EntityLinker(names.values(), require_capital=True))
-        return cached[1]
-
-    def _after_ingest(self, graph_delta: dict[str, Any], new_entities: Mapping[str, str]) -> None:
-        with self._lock:
-            if self._graph is not None:
-                self._graph = self._graph.add_relations(**graph_delta)
-            if self._entity_names is not None and new_entities:
-                self._entity_names = {**self._entity_names, **new_entities}
 
     # ------------------------------------------------------------------ ingestion and updates
     def add_records(

@@ -190,3 +190,40 @@ def test_a_crash_inside_a_delete_is_completed_by_rerunning(make_store, monkeypat
     assert {"d1", "d3"} <= set(store.graph.passages.ids)
     store.delete_passages(["d1", "d3"])  # rerun by passage id: the rows are gone, the links are not
     check(store, entities=3, relations=2, passages=1)
+
+
+class SynonymEmbeddings(LexicalEmbeddings):
+    """Lexical vectors, except that the given aliases embed exactly like their canonical name."""
+
+    ALIASES = {"NYC": "New York City", "Big Apple": "New York City"}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return super().embed_documents([self.ALIASES.get(t, t) for t in texts])
+
+
+def test_synonym_links_let_expansion_cross_aliases(make_store) -> None:
+    store = make_store(SynonymEmbeddings(), synonym_threshold=0.95)
+    store.add_documents([doc("p1", "New York City has five boroughs.", [["New York City", "has", "five boroughs"]])])
+    store.add_documents(
+        [
+            doc("p2", "NYC hosts the marathon.", [["NYC", "hosts", "the marathon"]]),
+            doc("p3", "The Big Apple never sleeps.", [["Big Apple", "never", "sleeps"]]),
+        ]
+    )
+    graph = store.graph
+    names = {v: k for k, v in store.entity_names().items()}
+    nyc = graph.entities.lookup([int(names["NYC"], 16)])
+    e = graph.expand(entity_seeds=nyc, hops=0, max_neighbors=None)
+    texts = {r["pk"]: r["text"] for r in store.iterate("relations", ("text",))}
+    reached = {texts[format(int(k), "016x")] for k in graph.relations.keys[e.relations].tolist()}
+    assert reached == {"New York City has five boroughs", "NYC hosts the marathon", "Big Apple never sleeps"}
+    rows = {r["text"]: r["synonym_ids"] for r in store.iterate("entities", ("text", "synonym_ids"))}
+    assert sorted(rows["NYC"]) == sorted([names["New York City"], names["Big Apple"]])
+    assert graph_signature(store.rebuild_graph()) == graph_signature(graph)  # synonyms come back from Milvus
+    rebuilt = store.graph
+    e2 = rebuilt.expand(entity_seeds=rebuilt.entities.lookup([int(names["NYC"], 16)]), hops=0, max_neighbors=None)
+    assert e2.relations.size == 3
+    # deleting the canonical passage removes its entity; the alias link goes with it
+    store.delete_documents(["p1"])
+    after = store.graph
+    assert after.synonyms.indices.size == 2  # NYC <-> Big Apple remain, both ways

@@ -115,3 +115,16 @@ def test_linker_capitals_possessives_and_plurals() -> None:
     plain = EntityLinker(["Big Eyes", "director"])
     assert plain.find("Who is the spouse of Big Eye's main director?") == ["Big Eyes", "director"]
     assert len(plain) == 2
+
+
+def test_linker_diacritics_and_near_misses() -> None:
+    linker = EntityLinker(
+        ["Leonhard Euler", "Kurt Gödel", "Johann Bernoulli", "Basel", "country"], require_capital=True
+    )
+    assert linker.find("Was Leonard Euler a student of Johan Bernoulli?") == ["Leonhard Euler", "Johann Bernoulli"]
+    assert linker.find("What did Kurt Godel prove?") == ["Kurt Gödel"]
+    assert linker.find("What did KURT GÖDEL prove?") == ["Kurt Gödel"]
+    assert linker.find("Which country is Basle in?") == []  # "Basle" is too far from "Basel" (ratio 80)
+    strict = EntityLinker(["Leonhard Euler"], fuzzy_cutoff=None)
+    assert strict.find("Leonard Euler") == []
+    assert EntityLinker([]).find("Anything At All") == []

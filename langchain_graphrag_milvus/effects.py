@@ -1,0 +1,99 @@
+"""The I/O requests the retrieval pipeline yields (see :mod:`langchain_graphrag_milvus.pipeline`).
+
+The retriever's executors answer each one: blocking calls for ``invoke``, ``await`` for
+``ainvoke``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import Runnable
+
+from langchain_graphrag_milvus.milvus_schema import Kind
+
+__all__ = [
+    "Invoke",
+    "Embed",
+    "Search",
+    "Fetch",
+    "Gather",
+    "GetGraph",
+    "LinkEntities",
+    "ViewOf",
+    "EntityNames",
+    "Effect",
+]
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """Run a runnable (with the retriever's child callbacks)."""
+
+    runnable: Runnable[Any, Any]
+    input: Any
+
+
+@dataclass(frozen=True)
+class Embed:
+    """Embed texts in one call."""
+
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Search:
+    """One batched vector search."""
+
+    kind: Kind
+    vectors: tuple[tuple[float, ...], ...]
+    limit: int
+    filter_expr: str | None = None
+    output_fields: tuple[str, ...] = ("pk",)
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """Rows by primary key."""
+
+    kind: Kind
+    ids: tuple[str, ...]
+    output_fields: tuple[str, ...]
+    filter_expr: str | None = None
+
+
+@dataclass(frozen=True)
+class Gather:
+    """Several effects; the async executor runs them concurrently."""
+
+    effects: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class GetGraph:
+    """The store's graph index (built from Milvus on first use)."""
+
+
+@dataclass(frozen=True)
+class LinkEntities:
+    """Known entity names found in the query by the store's offline linker."""
+
+    query: str
+
+
+@dataclass(frozen=True)
+class ViewOf:
+    """The part of the graph whose passages pass a filter (:meth:`MilvusGraphStore.graph_view`)."""
+
+    filter_expr: str
+
+
+@dataclass(frozen=True)
+class EntityNames:
+    """Display names of entities, by id."""
+
+    ids: tuple[str, ...]
+
+
+Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf

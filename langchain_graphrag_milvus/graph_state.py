@@ -1,0 +1,215 @@
+"""The store's graph index: built from Milvus, updated in place, persisted with a fingerprint.
+
+A mixin of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from langchain_graphrag_milvus import expr
+from langchain_graphrag_milvus.errors import StaleIndexError
+from langchain_graphrag_milvus.extraction import EntityLinker
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.milvus_schema import Kind
+from langchain_graphrag_milvus.normalize import id_to_key
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+__all__ = ["GraphState"]
+
+_VIEW_CHUNK = 2048
+_GENERATION_KEY = "graphrag.generation"
+
+
+class GraphState:
+    """Graph index, tenant views, entity names and linker (mixed into the store)."""
+
+    collection_prefix: str
+    timeout: float | None
+    graph_path: Path | None
+    on_stale: Literal["rebuild", "error"]
+    _lock: threading.RLock
+    _graph: GraphIndex | None
+    _entity_names: dict[str, str] | None
+    _linker: tuple[dict[str, str], EntityLinker] | None
+    _views: dict[str, tuple[GraphIndex, GraphView]]
+
+    if TYPE_CHECKING:  # provided by the store and MilvusReads
+
+        @property
+        def client(self) -> MilvusClient:  # noqa: D102
+            ...
+
+        def collection_name(self, kind: Kind) -> str:  # noqa: D102
+            ...
+
+        def check_open(self) -> int:  # noqa: D102
+            ...
+
+        def counts(self) -> dict[str, int]:  # noqa: D102
+            ...
+
+        def iterate(  # noqa: D102
+            self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096, *, filter_expr: str | None = None
+        ) -> Iterator[dict[str, Any]]: ...
+
+    # ------------------------------------------------------------------ graph
+    @property
+    def graph(self) -> GraphIndex:
+        """The graph index, built from the relation collection on first use."""
+        graph = self._graph
+        if graph is None:
+            with self._lock:
+                if self._graph is None:
+                    self._graph = self._build_graph()
+                graph = self._graph
+        return graph
+
+    def rebuild_graph(self) -> GraphIndex:
+        """Rebuild the graph index from Milvus alone (ignoring a saved one) and return it."""
+        with self._lock:
+            self._graph = self._read_graph()
+            self._views.clear()
+            return self._graph
+
+    def _build_graph(self) -> GraphIndex:
+        path = self.graph_path
+        if path is not None and (path / "manifest.json").exists():
+            saved = GraphIndex.read_manifest(path).get("fingerprint")
+            current = self.fingerprint()
+            if saved == current:
+                return GraphIndex.load(path)
+            if self.on_stale == "error":
+                raise StaleIndexError(
+                    f"the graph index saved in {str(path)!r} was built from {saved} but Milvus now holds "
+                    f"{current}; delete it or open the store with on_stale='rebuild'"
+                )
+        return self._read_graph()
+
+    def _read_graph(self) -> GraphIndex:
+        # the fingerprint is taken *before* reading: a change made meanwhile makes it stale
+        fingerprint = self.fingerprint() if self.graph_path is not None else None
+        rkeys, skeys, okeys, pids = [], [], [], []
+        for row in self.iterate("relations", ("subject_id", "object_id", "passage_ids")):
+            rkeys.append(id_to_key(row["pk"]))
+            skeys.append(id_to_key(row["subject_id"]))
+            okeys.append(id_to_key(row["object_id"]))
+            pids.append(list(row["passage_ids"]))
+        names: dict[str, str] = {}
+        syn_a: list[int] = []
+        syn_b: list[int] = []
+        for row in self.iterate("entities", ("text", "synonym_ids")):
+            names[str(row["pk"])] = str(row["text"])
+            for other in row.get("synonym_ids") or []:
+                syn_a.append(id_to_key(row["pk"]))
+                syn_b.append(id_to_key(other))
+        graph = GraphIndex.from_relations(
+            relation_keys=np.array(rkeys, np.uint64),
+            subject_keys=np.array(skeys, np.uint64),
+            object_keys=np.array(okeys, np.uint64),
+            passage_ids=pids,
+            synonym_pairs=(np.array(syn_a, np.uint64), np.array(syn_b, np.uint64)),
+        )
+        self._entity_names = names  # read anyway: the offline linker needs them
+        if self.graph_path is not None:
+            graph.save(self.graph_path, fingerprint=fingerprint)
+        return graph
+
+    def generation(self) -> int:
+        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
+        self.check_open()
+        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
+        return int(props.get(_GENERATION_KEY, 0))
+
+    def bump_generation(self) -> int:
+        """Mark the data as changing (before any write that alters the graph)."""
+        value = self.generation() + 1
+        self.client.alter_collection_properties(
+            self.collection_name("relations"), properties={_GENERATION_KEY: str(value)}, timeout=self.timeout
+        )
+        return value
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a saved graph index must match: generation and row counts."""
+        return {"prefix": self.collection_prefix, "generation": self.generation(), **self.counts()}
+
+    def _set_graph(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
+        with self._lock:
+            self._graph = graph
+            if self._entity_names is not None and removed_entities:
+                gone = set(removed_entities)
+                self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
+
+    def _after_change(self) -> None:
+        """Persist the (updated) graph index with the new fingerprint, if a path is set."""
+        if self.graph_path is not None and self._graph is not None:
+            with self._lock:
+                self._graph.save(self.graph_path, fingerprint=self.fingerprint())
+
+    def entity_names(self) -> dict[str, str]:
+        """Entity id → display name for every entity (cached; used by the offline linker)."""
+        names = self._entity_names
+        if names is None:
+            with self._lock:
+                if self._entity_names is None:
+                    self._entity_names = {r["pk"]: r["text"] for r in self.iterate("entities", ("text",))}
+                names = self._entity_names
+        return names
+
+    def graph_view(self, filter_expr: str) -> GraphView:
+        """The part of the graph whose passages match ``filter_expr`` (cached per graph state).
+
+        Reads the ids of all matching passages once per filter and graph state (with
+        ``"Strong"`` consistency); later calls with the same filter are free until the
+        next ingest changes the graph.
+        """
+        graph = self.graph
+        cached = self._views.get(filter_expr)
+        if cached is not None and cached[0] is graph:
+            return cached[1]
+        # Ask Milvus which of the graph's passages pass the filter, in chunks of known ids:
+        # pymilvus' query_iterator pages with an unescaped `pk > "<last id>"`, which breaks
+        # on passage ids containing quotes, so it is not used for user-chosen ids.
+        ids = graph.passages.ids
+        matched: list[str] = []
+        for i in range(0, len(ids), _VIEW_CHUNK):
+            chunk = ids[i : i + _VIEW_CHUNK]
+            rows = self.client.query(
+                self.collection_name("passages"),
+                filter=expr.and_all(expr.in_list("pk", chunk), filter_expr),
+                output_fields=["pk"],
+                limit=len(chunk),
+                timeout=self.timeout,
+                consistency_level="Strong",
+            )
+            matched += [str(r["pk"]) for r in rows]
+        found = graph.passages.find(matched)
+        view = graph.view(found[found >= 0])
+        with self._lock:
+            if len(self._views) >= 64:
+                self._views.pop(next(iter(self._views)))
+            self._views[filter_expr] = (graph, view)
+        return view
+
+    def entity_linker(self) -> EntityLinker:
+        """An :class:`~langchain_graphrag_milvus.extraction.EntityLinker` over all entity names (cached)."""
+        names = self.entity_names()
+        cached = self._linker
+        if cached is None or cached[0] is not names:
+            cached = self._linker = (names, EntityLinker(names.values(), require_capital=True))
+        return cached[1]
+
+    def _after_ingest(self, graph_delta: dict[str, Any], new_entities: Mapping[str, str]) -> None:
+        """Fold an ingest chunk into the in-memory graph and name cache (no rebuild)."""
+        with self._lock:
+            if self._graph is not None:
+                self._graph = self._graph.add_relations(**graph_delta)
+            if self._entity_names is not None and new_entities:
+                self._entity_names = {**self._entity_names, **new_entities}

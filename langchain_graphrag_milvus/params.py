@@ -1,0 +1,67 @@
+"""Per-call retrieval settings (the retriever's fields, overridable in ``invoke``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_graphrag_milvus.ranking import PPRRankingParams
+
+__all__ = ["RetrievalParams"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrievalParams:
+    """Everything one retrieval call needs; per-call kwargs override the retriever's fields."""
+
+    k: int = 4
+    ranking: Literal["ppr", "similarity"] = "ppr"
+    entity_top_k: int = 3
+    relation_top_k: int = 3
+    hops: int = 1
+    max_neighbors: int | None = 100
+    max_frontier: int | None = None
+    decay: float = 0.8
+    ppr_relation_seeds: int = 50
+    ppr_passage_seeds: int = 3
+    ppr_damping: float = 0.7
+    bridge_candidates: int = 10
+    max_candidates: int = 50
+    rerank_select: int = 3
+    filter: str | None = None
+    entities: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "k",
+            "entity_top_k",
+            "relation_top_k",
+            "max_candidates",
+            "rerank_select",
+            "ppr_relation_seeds",
+            "ppr_passage_seeds",
+            "bridge_candidates",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.ranking not in ("ppr", "similarity"):
+            raise ValueError(f"ranking must be 'ppr' or 'similarity', got {self.ranking!r}")
+        if self.hops not in (0, 1, 2, 3):
+            raise ValueError(f"hops must be 0, 1, 2 or 3, got {self.hops!r}")
+        if not 0.0 < self.decay <= 1.0:
+            raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
+        if not 0.0 <= self.ppr_damping < 1.0:
+            raise ValueError(f"ppr_damping must be in [0, 1), got {self.ppr_damping!r}")
+        if self.filter is not None and not isinstance(self.filter, str):
+            raise ValueError("filter must be a Milvus expression string")
+
+    @property
+    def ppr(self) -> PPRRankingParams:
+        """The no-LLM ranking settings."""
+        return PPRRankingParams(
+            relation_seeds=self.ppr_relation_seeds,
+            passage_seeds=self.ppr_passage_seeds,
+            damping=self.ppr_damping,
+            bridge_candidates=self.bridge_candidates,
+        )
