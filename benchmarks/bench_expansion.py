@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import generate  # noqa: E402
+from synthetic import print_table as markdown_table  # noqa: E402
 
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank, transition_matrices  # noqa: E402
@@ -184,12 +185,7 @@ def print_table(rows: list[dict]) -> None:
         ),
         ("mem ratio", lambda r: f"{r['seed_bytes'] / r['index_bytes']:,.0f}x" if "seed_bytes" in r else "n/a"),
     ]
-    table = [[name for name, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
-    for i, line in enumerate(table):
-        print("| " + " | ".join(cell.rjust(w) for cell, w in zip(line, widths)) + " |")
-        if i == 0:
-            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    markdown_table(rows, cols)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Seeded synthetic knowledge graphs shaped like real ones (for the benchmarks).
+"""Seeded synthetic knowledge graphs shaped like real ones, and the benchmarks' table printer.
 
 Two popularity profiles, both with a mean of ~16.75 relations per entity (the Elastic
 article's figure) and a largest hub holding ~1% of all relations (the article's 24,700
@@ -17,6 +17,7 @@ Each passage supports ~9 consecutive relations (MuSiQue: 9.2 triplets per passag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,3 +89,13 @@ def generate(
         for a, b, e in zip(first.tolist(), second.tolist(), extra.tolist())
     ]
     return SyntheticGraph(rel_keys, ent_keys[subj], ent_keys[obj], passage_ids, n_entities, s)
+
+
+def print_table(rows: list[dict], cols: list[tuple[str, Callable[[dict], str]]]) -> None:
+    """Rows as an aligned Markdown table; ``cols`` are (header, cell formatter) pairs."""
+    table = [[name for name, _ in cols]] + [[f(r) for _, f in cols] for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
+    for i, line in enumerate(table):
+        print("| " + " | ".join(cell.rjust(w) for cell, w in zip(line, widths)) + " |")
+        if i == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")

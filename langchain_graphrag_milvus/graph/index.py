@@ -64,6 +64,8 @@ class GraphView:
     relations: npt.NDArray[np.bool_]
     entities: npt.NDArray[np.bool_]
     passage_ids: frozenset[str]
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Derived data of this view (e.g. its aggregated relation index), built on first use."""
 
 
 @dataclass(frozen=True, eq=False)
