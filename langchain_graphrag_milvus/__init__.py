@@ -30,6 +30,7 @@ from langchain_graphrag_milvus.errors import (
 from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
 from langchain_graphrag_milvus.graph import Expansion, GraphIndex
 from langchain_graphrag_milvus.ingest import IngestReport
+from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
 from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
 from langchain_graphrag_milvus.rerank import create_llm_reranker
 from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MilvusGraphRetriever",
     "NaivePassageRetriever",
+    "MilvusPathRetriever",
     "MilvusGraphStore",
     "GraphIndex",
     "Expansion",

@@ -52,7 +52,7 @@ from langchain_graphrag_milvus.stages import (
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
-__all__ = ["RetrievalParams", "Candidate", "graph_pipeline", "naive_pipeline"]
+__all__ = ["RetrievalParams", "Candidate", "graph_pipeline", "naive_pipeline", "query_entities", "passage_document"]
 
 PASSAGE_FIELDS = ("text", "$meta")
 
@@ -79,11 +79,12 @@ def passage_document(
 
 
 # ---------------------------------------------------------------------- stages
-def _query_entities(
-    query: str, p: RetrievalParams, extractor: Runnable[str, list[str]] | None
+def query_entities(
+    query: str, given: tuple[str, ...] | None, extractor: Runnable[str, list[str]] | None
 ) -> Generator[Effect, Any, list[str]]:
-    if p.entities is not None:
-        names = list(p.entities)
+    """The query's entity names: ``given``, else the extractor's, else the offline linker's."""
+    if given is not None:
+        names = list(given)
     else:
         names = []
         if extractor is not None:
@@ -108,7 +109,7 @@ def graph_pipeline(
     """The whole retrieval; yields effects, returns the Documents."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    names = yield from _query_entities(query, p, entity_extractor)
+    names = yield from query_entities(query, p.entities, entity_extractor)
     graph: GraphIndex = yield GetGraph()
 
     vectors = yield Embed((query, *names))  # one embedding call for the query and its entities

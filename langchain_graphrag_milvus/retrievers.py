@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from abc import abstractmethod
 from collections.abc import Generator
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -39,12 +40,55 @@ from langchain_graphrag_milvus.store import MilvusGraphStore
 __all__ = ["MilvusGraphRetriever", "NaivePassageRetriever"]
 
 _IGNORED_KWARGS = frozenset({"verbose"})
+P = TypeVar("P")
 
 
 class _StoreRetriever(BaseRetriever):
-    """Executes pipeline effects against the store, blocking or with ``await``."""
+    """Executes pipeline effects against the store, blocking or with ``await``.
+
+    Subclasses provide :meth:`_pipeline` (query and per-call kwargs → the effect
+    generator); ``invoke`` and ``ainvoke`` run that same generator.
+    """
 
     store: MilvusGraphStore
+
+    @abstractmethod
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+        """The retrieval for this query and these per-call settings, as an effect generator."""
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return self._run(self._pipeline(query, kwargs), run_manager.get_child())
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return await self._arun(self._pipeline(query, kwargs), run_manager.get_child())
+
+    def _field_params(self, cls: type[P]) -> P:
+        """The per-call parameter dataclass filled from this retriever's fields."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(cls) if f.name != "entities"}  # type: ignore[arg-type]
+        values["filter"] = as_filter(values.get("filter"))
+        return cls(**values)
+
+    def _call_params(self, defaults: P, kwargs: dict[str, Any]) -> P:
+        """``defaults`` with the per-call overrides in ``kwargs`` (unknown names: ``TypeError``)."""
+        allowed = {f.name for f in dataclasses.fields(defaults)}  # type: ignore[arg-type]
+        unknown = set(kwargs) - allowed - _IGNORED_KWARGS
+        if unknown:
+            raise TypeError(
+                f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}; "
+                f"accepted: {', '.join(sorted(allowed))}"
+            )
+        overrides = {k: v for k, v in kwargs.items() if k in allowed}
+        if "filter" in overrides:
+            overrides["filter"] = as_filter(overrides["filter"])
+        if overrides.get("entities") is not None:
+            if isinstance(overrides["entities"], str):
+                raise TypeError("entities must be a list of names, not a string")
+            overrides["entities"] = tuple(str(e) for e in overrides["entities"])
+        return dataclasses.replace(defaults, **overrides)  # type: ignore[type-var]
 
     def _sync_effect(self, effect: Effect, callbacks: Any) -> Any:
         store = self.store
@@ -142,26 +186,14 @@ class NaivePassageRetriever(_StoreRetriever):
     k: int = Field(default=4, ge=1)
     filter: str | dict[str, Any] | None = None
 
-    def _call_params(self, kwargs: dict[str, Any]) -> tuple[int, str | None]:
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
         unknown = set(kwargs) - {"k", "filter"} - _IGNORED_KWARGS
         if unknown:
             raise TypeError(f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}")
         k = kwargs.get("k", self.k)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
-        return k, as_filter(kwargs.get("filter", self.filter))
-
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[Document]:
-        k, filter_expr = self._call_params(kwargs)
-        return self._run(naive_pipeline(query, k, filter_expr), run_manager.get_child())
-
-    async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[Document]:
-        k, filter_expr = self._call_params(kwargs)
-        return await self._arun(naive_pipeline(query, k, filter_expr), run_manager.get_child())
+        return naive_pipeline(query, k, as_filter(kwargs.get("filter", self.filter)))
 
 
 class MilvusGraphRetriever(_StoreRetriever):
@@ -274,36 +306,8 @@ class MilvusGraphRetriever(_StoreRetriever):
         return self
 
     def _defaults(self) -> RetrievalParams:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalParams) if f.name != "entities"}
-        values["filter"] = as_filter(self.filter)
-        return RetrievalParams(**values)
-
-    def _call_params(self, kwargs: dict[str, Any]) -> RetrievalParams:
-        allowed = {f.name for f in dataclasses.fields(RetrievalParams)}
-        unknown = set(kwargs) - allowed - _IGNORED_KWARGS
-        if unknown:
-            raise TypeError(
-                f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}; "
-                f"accepted: {', '.join(sorted(allowed))}"
-            )
-        overrides = {k: v for k, v in kwargs.items() if k in allowed}
-        if "filter" in overrides:
-            overrides["filter"] = as_filter(overrides["filter"])
-        if overrides.get("entities") is not None:
-            overrides["entities"] = tuple(overrides["entities"])
-        return dataclasses.replace(self._defaults(), **overrides)
+        return self._field_params(RetrievalParams)
 
     def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
-        return graph_pipeline(
-            query, self._call_params(kwargs), entity_extractor=self._extractor, reranker=self._reranker
-        )
-
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[Document]:
-        return self._run(self._pipeline(query, kwargs), run_manager.get_child())
-
-    async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[Document]:
-        return await self._arun(self._pipeline(query, kwargs), run_manager.get_child())
+        params = self._call_params(self._defaults(), kwargs)
+        return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from langchain_graphrag_milvus.ingest import IngestReport
     from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
+    from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
 __all__ = ["MilvusGraphStore", "Hit"]
@@ -447,6 +448,12 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
         return NaivePassageRetriever(store=self, **kwargs)
+
+    def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
+        """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""
+        from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
+
+        return MilvusPathRetriever(store=self, **kwargs)
 
     def drop(self) -> None:
         """Drop the three collections and forget the graph (irreversible)."""

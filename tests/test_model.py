@@ -75,3 +75,30 @@ def test_langgraph_agent_example_runs_offline(tmp_path) -> None:
     out = run_example("langgraph_agent.py", tmp_path)
     assert "ScriptedToolCaller (a stand-in, not an LLM)" in out
     assert "tool_calls=['graph_search']" in out and "[ToolMessage] Leonhard Euler" in out
+
+
+def test_paths_example_links_euler_to_daniel_through_johann(tmp_path) -> None:
+    out = run_example("paths.py", tmp_path)
+    found = out.split("Paths between the question's entities:")[1].split("The LCEL chain's prompt")[0]
+    assert found.strip().splitlines()[0] == "Leonhard Euler → Johann Bernoulli → Daniel Bernoulli"
+    assert "- Leonhard Euler was a student of Johann Bernoulli" in found
+    assert "Euler was born in Basel and was a student of Johann Bernoulli" in found  # supporting sentence
+    assert "(2 hops; passages " in found
+    assert "  | Leonhard Euler → Johann Bernoulli → Daniel Bernoulli" in out  # the chain's prompt holds the path
+    assert "no path within 2 hops per side" in out
+
+
+async def test_path_retriever_with_minilm_on_both_backends(make_store, minilm) -> None:
+    from langchain_graphrag_milvus import MilvusPathRetriever
+
+    store = make_store(minilm)
+    store.add_records(nano_dataset())
+    paths = MilvusPathRetriever(store=store, sentences=True)
+    for docs in (
+        paths.invoke("How is Leonhard Euler related to Daniel Bernoulli?"),
+        await paths.ainvoke("How is Leonhard Euler related to Daniel Bernoulli?"),
+    ):
+        assert [d.metadata["_path"] for d in docs] == [["Leonhard Euler", "Johann Bernoulli", "Daniel Bernoulli"]]
+    # a name that is not an entity resolves to its nearest entity vector (MiniLM similarity)
+    (doc,) = paths.invoke("?", entities=["Leonhard Euler", "Daniel Bernoulli, the physicist"], entity_min_score=0.7)
+    assert doc.metadata["_path"][-1] == "Daniel Bernoulli"

@@ -185,5 +185,7 @@ async def test_llm_calls_show_in_traces_under_the_retriever(nano_store, retrieve
 
 
 def test_public_api_docstrings_show_usage() -> None:
-    for obj in (MilvusGraphRetriever, NaivePassageRetriever):
+    from langchain_graphrag_milvus import MilvusPathRetriever
+
+    for obj in (MilvusGraphRetriever, NaivePassageRetriever, MilvusPathRetriever):
         assert "invoke(" in (obj.__doc__ or "")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore, NaivePassageRetriever
+from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore, MilvusPathRetriever, NaivePassageRetriever
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 
 from .fakes import LexicalEmbeddings, SelectingChatModel
@@ -78,6 +78,27 @@ class TestNaiveRetrieverStandard(_Base):
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
         return {"store": shared_store(self.backend), "k": 2}
+
+
+class TestPathRetrieverStandard(_Base):
+    """Three entities, three connected pairs: ``k`` caps the paths returned."""
+
+    @property
+    def retriever_constructor(self) -> type[MilvusPathRetriever]:
+        return MilvusPathRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict[str, Any]:
+        return {"store": shared_store(self.backend), "k": 2}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "How are Jakob Bernoulli, Leonhard Euler and Daniel Bernoulli related?"
+
+
+@pytest.mark.server
+class TestPathRetrieverStandardServer(TestPathRetrieverStandard):
+    backend = "server"
 
 
 @pytest.mark.server

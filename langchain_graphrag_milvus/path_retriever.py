@@ -1,0 +1,116 @@
+"""MilvusPathRetriever: how the query's entities are connected, as linearised paths."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from pydantic import Field, PrivateAttr, model_validator
+
+from langchain_graphrag_milvus.effects import Effect
+from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
+from langchain_graphrag_milvus.path_pipeline import PathParams, path_pipeline
+from langchain_graphrag_milvus.retrievers import _StoreRetriever
+
+__all__ = ["MilvusPathRetriever"]
+
+
+class MilvusPathRetriever(_StoreRetriever):
+    r"""Paths between the entities a query names, as pseudo-documents ("how is X related to Y?").
+
+    The method of Elastic's "Navigating graphs for RAG" on the store's graph: for each
+    pair of the query's entities, all shortest paths (a direct relation first, else a
+    bidirectional search of at most ``max_hops`` per side and ``max_neighbors`` per
+    node over the aggregated relation index); at most ``max_paths`` per pair kept by
+    entity-diversity pruning; each kept path linearised as readable text — the entity
+    chain, then the relations along it (at most ``relations_per_edge`` per edge, the most
+    similar to the query by a filtered kNN search in Milvus), and with
+    ``sentences=True`` the supporting sentence of each relation's source passage.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_graphrag_milvus import MilvusGraphStore, MilvusPathRetriever
+            from langchain_graphrag_milvus.datasets import nano_dataset
+
+            store = MilvusGraphStore(embeddings, uri="./graph.db")
+            store.add_records(nano_dataset())
+            paths = MilvusPathRetriever(store=store, sentences=True)
+
+    Usage:
+        .. code-block:: python
+
+            docs = paths.invoke("How is Leonhard Euler related to Daniel Bernoulli?")
+            print(docs[0].page_content)
+            # Leonhard Euler → Johann Bernoulli → Daniel Bernoulli
+            # - Leonhard Euler was a student of Johann Bernoulli
+            #   [...] Euler was born in Basel and was a student of Johann Bernoulli, ...
+            # - Daniel Bernoulli was the son of Johann Bernoulli
+            #   [...] The son of Johann Bernoulli, Daniel made major contributions to ...
+            docs[0].metadata["_path"], docs[0].metadata["_hops"], docs[0].metadata["_passage_ids"]
+            paths.invoke("...", entities=["Jakob Bernoulli", "Leonhard Euler"], max_hops=2)  # per call
+
+    In a chain, next to the passage retriever:
+        .. code-block:: python
+
+            context = {"passages": graph_retriever, "paths": paths} | RunnableLambda(format_context)
+
+    Entities come from ``entity_extractor`` (default: an LLM extractor if ``llm`` is
+    given), else from the store's offline linker; or per call via ``entities=[...]``.
+    A name matches an entity exactly (case- and variant-insensitive) or, failing that,
+    its nearest entity vector if the similarity is at least ``entity_min_score``.
+
+    Each Document's metadata: ``_path_found`` (True), ``_pair`` (the two query entities),
+    ``_path`` (entity names along the path), ``_path_entity_ids``, ``_hops``,
+    ``_score`` (mean over edges of the best relation's similarity to the query),
+    ``_relations``/``_relation_ids`` (shown relations, in path order), ``_passage_ids``,
+    ``_paths_between_pair`` (shortest paths found before pruning) and ``_truncated``
+    (a cap was hit). Pairs take turns — each pair's most similar path first, then the
+    second ones — up to ``k`` Documents.
+
+    When fewer than two entities are found, or no pair is connected within the caps, the
+    result is a single Document with empty ``page_content`` and metadata
+    ``_path_found=False`` and ``_reason`` (e.g. ``"no path found (A – B: no path within 3
+    hops per side)"``), plus ``_entities`` and per-pair ``_pairs`` details.
+
+    ``filter`` restricts the graph like :class:`MilvusGraphRetriever`'s: only relations
+    supported by passages that pass it are searched, shown or cited.
+    """
+
+    k: int = Field(default=10, ge=1, description="Most Documents (paths) returned, over all pairs.")
+    max_paths: int = Field(default=5, ge=1, description="Paths kept per entity pair (diversity pruning).")
+    max_hops: int = Field(default=3, ge=1, le=6, description="Hops searched from each side of a pair.")
+    max_neighbors: int | None = Field(default=100, description="Neighbours read per node (None: all).")
+    max_frontier: int | None = Field(default=10_000, description="New nodes per search level (None: all).")
+    max_entities: int = Field(default=4, ge=1, le=8, description="Query entities used (pairs: n·(n-1)/2).")
+    relations_per_edge: int = Field(default=2, ge=1, description="Parallel relations shown per edge.")
+    sentences: bool = Field(default=False, description="Add each relation's supporting passage sentence.")
+    sentences_per_relation: int = Field(default=1, ge=1, description="Passages quoted per relation.")
+    entity_min_score: float = Field(default=0.8, description="Least similarity for a vector-matched entity name.")
+    llm: BaseChatModel | None = Field(default=None, description="Chat model for the default entity extractor.")
+    entity_extractor: Runnable[str, list[str]] | None = Field(
+        default=None, description="Runnable query → entity names; default: LLM if `llm`, else offline linker."
+    )
+    filter: str | dict[str, Any] | None = Field(
+        default=None, description="Restricts the graph to relations of passages matching this filter."
+    )
+
+    _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> MilvusPathRetriever:
+        self._defaults()  # validate once, at construction
+        self._extractor = self.entity_extractor or (
+            create_llm_entity_extractor(self.llm) if self.llm is not None else None
+        )
+        return self
+
+    def _defaults(self) -> PathParams:
+        return self._field_params(PathParams)
+
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+        params = self._call_params(self._defaults(), kwargs)
+        return path_pipeline(query, params, entity_extractor=self._extractor)
