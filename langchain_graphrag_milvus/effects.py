@@ -6,6 +6,7 @@ The retriever's executors answer each one: blocking calls for ``invoke``, ``awai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "LinkEntities",
     "ViewOf",
     "EntityNames",
+    "Compute",
     "Effect",
 ]
 
@@ -96,4 +98,16 @@ class EntityNames:
     ids: tuple[str, ...]
 
 
-Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf
+@dataclass(frozen=True)
+class Compute:
+    """CPU-heavy work (e.g. building an index).
+
+    Called directly by ``invoke``; in a worker thread by ``ainvoke``, so the event loop
+    stays free.
+    """
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute

@@ -29,7 +29,17 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
 from langchain_graphrag_milvus import expr
-from langchain_graphrag_milvus.effects import Effect, Embed, EntityNames, Fetch, Gather, GetGraph, Search, ViewOf
+from langchain_graphrag_milvus.effects import (
+    Compute,
+    Effect,
+    Embed,
+    EntityNames,
+    Fetch,
+    Gather,
+    GetGraph,
+    Search,
+    ViewOf,
+)
 from langchain_graphrag_milvus.graph import (
     AggregatedIndex,
     GraphIndex,
@@ -104,6 +114,7 @@ def no_path_document(reason: str, entities: Sequence[str], pairs: Sequence[dict[
 
 
 def _aggregated(graph: GraphIndex, view: GraphView | None) -> AggregatedIndex:
+    """The aggregated relation index of the graph or of the view (cached on either)."""
     if view is None:
         return aggregated_index(graph)
     cached: AggregatedIndex | None = view.cache.get("aggregated")
@@ -123,14 +134,15 @@ def _entity_indices(
     exact = graph.entities.find(np.array([id_to_key(entity_id(n)) for n in names], np.uint64)).tolist()
     found: list[tuple[str, int]] = []
     missing: list[str] = []
-    vector_hits = iter(hits)
+    unresolved = [n for n, i in zip(names, exact) if i < 0]
+    hits_of = dict(zip(unresolved, hits))
     for name, idx in zip(names, exact):
-        if idx >= 0 and view is not None and not view.entities[idx]:
-            idx = -1
-        if idx < 0:  # the nearest entity vector above the bar (inside the view)
-            per = [h for h in next(vector_hits, []) if h.score >= min_score]
+        if idx < 0:  # no such entity: the nearest entity vector above the bar, inside the view
+            per = [h for h in hits_of.get(name, []) if h.score >= min_score]
             near = graph.entities.find(np.array([id_to_key(h.id) for h in per], np.uint64)).tolist() if per else []
             idx = next((i for i in near if i >= 0 and (view is None or view.entities[i])), -1)
+        elif view is not None and not view.entities[idx]:  # the entity exists, outside the view
+            idx = -1
         if idx < 0:
             missing.append(name)
         elif all(idx != i for _, i in found):
@@ -162,7 +174,9 @@ def path_pipeline(
     qvec = tuple(map(float, vectors[0]))
     hits: list[list[Hit]] = []
     if unresolved:
-        hits = yield Search("entities", tuple(tuple(map(float, v)) for v in vectors[1:]), 3)
+        # a view hides some entities: ask for more candidates so one inside it can be found
+        limit = 3 if view is None else 20
+        hits = yield Search("entities", tuple(tuple(map(float, v)) for v in vectors[1:]), limit)
     found, missing = _entity_indices(graph, names, hits, p.entity_min_score, view)
     found = found[: p.max_entities]
     if len(found) < 2:
@@ -178,7 +192,7 @@ def path_pipeline(
         ]
 
     # 2. shortest paths per pair
-    agg = _aggregated(graph, view)
+    agg: AggregatedIndex = yield Compute(_aggregated, (graph, view))  # built once per graph / view
     results: list[tuple[tuple[str, str], PathResult]] = []
     for (na, a), (nb, b) in itertools.combinations(found, 2):
         res = find_paths(

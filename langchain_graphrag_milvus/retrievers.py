@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.effects import (
+    Compute,
     Effect,
     Embed,
     EntityNames,
@@ -117,6 +118,8 @@ class _StoreRetriever(BaseRetriever):
             return {i: names.get(i, "") for i in effect.ids}
         if isinstance(effect, ViewOf):
             return store.graph_view(effect.filter_expr)
+        if isinstance(effect, Compute):
+            return effect.fn(*effect.args)
         raise TypeError(f"unknown effect {effect!r}")
 
     async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
@@ -137,7 +140,7 @@ class _StoreRetriever(BaseRetriever):
             return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
         if isinstance(effect, Gather):
             return list(await asyncio.gather(*(self._async_effect(e, callbacks) for e in effect.effects)))
-        if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf)):
+        if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf, Compute)):
             # building the graph or the linker reads Milvus: keep the event loop free
             return await asyncio.to_thread(self._sync_effect, effect, callbacks)
         raise TypeError(f"unknown effect {effect!r}")

@@ -269,3 +269,18 @@ async def test_relations_scored_in_chunks_give_the_same_documents(nano_store, re
     monkeypatch.setattr(path_pipeline, "_SEARCH_CHUNK", 1)  # one filtered search per relation
     chunked = await retrieve(retriever, query)
     assert [(d.page_content, d.metadata) for d in chunked] == [(d.page_content, d.metadata) for d in whole]
+
+
+async def test_names_resolve_independently_under_a_filter(tenant_store, retrieve) -> None:
+    # "Globex" is an entity of tenant b only; "Acme Crp" is no entity: it must get its own
+    # nearest-vector match (Acme Corp), not be shifted onto Globex's
+    retriever = MilvusPathRetriever(store=tenant_store, entity_min_score=0.45)
+    names = ["Globex", "Acme Crp", "Alice Smith"]
+    (doc,) = await retrieve(retriever, "?", entities=names, filter={"tenant": "a"})
+    assert doc.metadata["_pair"] == ["Acme Crp", "Alice Smith"]
+    assert doc.metadata["_path"] == ["Acme Corp", "Alice Smith"]
+    assert doc.metadata["_relations"] == ["Alice Smith works at Acme Corp"]
+    (none,) = await retrieve(retriever, "?", entities=["Globex", "Acme Crp"], filter={"tenant": "a"})
+    assert none.metadata["_reason"] == (
+        "need two entities in the filtered part of the graph; found 1 (Acme Crp); not found: Globex"
+    )

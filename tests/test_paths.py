@@ -178,6 +178,22 @@ def test_frontier_cap_bounds_the_nodes_visited() -> None:
     assert full.visited == 2 + 1000 + 2 and not full.truncated
 
 
+def test_frontier_cap_keeps_meeting_nodes_first() -> None:
+    # S's neighbours rank A, B before C (more specific), but only C meets T's side
+    g, ix = build([("S", "A"), ("S", "B"), ("S", "C"), ("T", "C"), ("C", "x"), ("C", "y")])
+    result = find_paths(g, ix["S"], ix["T"], max_hops=1, max_neighbors=None, max_frontier=1)
+    assert named(g, ix, result.paths) == [["S", "C", "T"]]
+
+
+def test_enumeration_cap_inside_one_side_is_reported() -> None:
+    edges = [("S", "a"), ("S", "b"), ("a", "M"), ("b", "M"), ("M", "T")] + [("T", f"t{i}") for i in range(5)]
+    g, ix = build(edges)
+    full = find_paths(g, ix["S"], ix["T"])
+    assert len(full.paths) == 2 and not full.truncated
+    capped = find_paths(g, ix["S"], ix["T"], max_enumerated=1)
+    assert len(capped.paths) == 1 and capped.truncated
+
+
 def test_enumeration_cap() -> None:
     edges = [("A", f"m{i}") for i in range(30)] + [(f"m{i}", "B") for i in range(30)]
     g, ix = build(edges)
@@ -207,7 +223,7 @@ def test_no_path_reasons() -> None:
     assert same.paths == [] and same.reason == "the two entities are the same"
     # only a self-relation: the entity connects nothing
     g2, ix2 = build([("A", "A"), ("B", "C")])
-    assert find_paths(g2, ix2["A"], ix2["B"]).reason == f"entity {ix2['A']} has no relations"
+    assert find_paths(g2, ix2["A"], ix2["B"]).reason == f"entity {ix2['A']} has no relations to other entities"
 
 
 def test_masked_search_ignores_relations_outside_the_mask() -> None:
@@ -220,7 +236,7 @@ def test_masked_search_ignores_relations_outside_the_mask() -> None:
     mask[:] = False
     mask[edge_relations(g, ix["A"], ix["X"])] = True
     none = find_paths(g, ix["A"], ix["B"], aggregated=aggregated_index(g, mask))
-    assert none.reason == f"entity {ix['B']} has no relations in the searched part of the graph"
+    assert none.reason == f"entity {ix['B']} has no relations to other entities in the searched part of the graph"
 
 
 # ------------------------------------------------------------------ aggregated index

@@ -25,7 +25,7 @@ The method of Elastic's "Navigating graphs for RAG" (the second seed), on the Gr
    to the earlier path. The article reduces 18 paths to 5 this way.
 
 Everything here is numpy and integer indices; relation texts, similarity scores and
-passages are added by :class:`~langchain_graphrag_milvus.paths_retriever.MilvusPathRetriever`.
+passages are added by :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever`.
 
 Example:
     >>> from langchain_graphrag_milvus.graph import GraphIndex
@@ -125,7 +125,7 @@ class PathResult:
         length: Relations on each path (``None``: no path).
         visited: Entities reached by the search (both sides, including the two ends).
         truncated: A cap was hit (``max_neighbors``, ``max_frontier`` or ``max_enumerated``):
-            with larger caps there may be more (or, for neighbour caps, shorter) paths.
+            with larger caps there may be more, or shorter, paths.
         reason: Why there is no path (``None`` when there is one).
     """
 
@@ -157,9 +157,11 @@ class _Side:
     ) -> tuple[I32, bool]:
         """One BFS level; returns the new frontier and whether a cap cut something.
 
-        The neighbour cap limits fan-out, not sight: beyond a capped row's first
-        ``max_neighbors`` entries, the nodes the other side has reached (``other``) are
-        still taken (first), so a meeting is never hidden behind the cap.
+        The caps limit fan-out, not sight: beyond a capped row's first ``max_neighbors``
+        entries, the nodes the other side has reached (``other``) are still taken, and
+        meeting nodes go first in the new frontier, so neither cap hides a meeting at
+        this level. (Reading the rest of a capped row for meetings is a vector lookup per
+        entry; only the nodes taken grow the search.)
         """
         owner, nbr = gather_rows(agg.neighbors, self.frontier, max_neighbors)
         truncated = False
@@ -177,6 +179,8 @@ class _Side:
         unseen = nbr[self.dist[nbr] == _UNSEEN]
         _, first = np.unique(unseen, return_index=True)
         fresh = unseen[np.sort(first)]  # first-seen order: the best-ranked neighbours first
+        meets = other[fresh] != _UNSEEN
+        fresh = np.concatenate([fresh[meets], fresh[~meets]])  # meetings first: no cap drops them
         if max_frontier is not None and fresh.size > max_frontier:
             fresh, truncated = fresh[:max_frontier], True
         nxt = np.int16(self.level + 1)
@@ -202,17 +206,23 @@ class _Side:
         return parents
 
 
-def _chains(node: int, parents: dict[int, list[int]], limit: int) -> list[list[int]]:
-    """Parent chains from ``node`` back to the root (at most ``limit``), depth first."""
+def _chains(node: int, parents: dict[int, list[int]], limit: int) -> tuple[list[list[int]], bool]:
+    """Parent chains from ``node`` back to the root, depth first (at most ``limit``).
+
+    Returns the chains and whether some were left out.
+    """
     chains: list[list[int]] = []
     stack: list[list[int]] = [[node]]
-    while stack and len(chains) < limit:
+    while stack:
         chain = stack.pop()
         ups = parents.get(chain[-1])
-        if not ups:
+        if ups:
+            stack.extend([*chain, up] for up in reversed(ups))
+        elif len(chains) == limit:
+            return chains, True
+        else:
             chains.append(chain)
-            continue
-        stack.extend([*chain, up] for up in reversed(ups))
+    return chains, False
     return chains
 
 
@@ -235,8 +245,9 @@ def find_paths(
         target: Entity index.
         max_hops: Most hops explored from *each* side, so paths have at most
             ``2 * max_hops`` relations.
-        max_neighbors: Neighbours read per node per level (``None``: all).
-        max_frontier: New nodes per level and side (``None``: all).
+        max_neighbors: Neighbours taken per node per level (``None``: all); the rest of
+            a capped row is only checked for nodes the other side has reached.
+        max_frontier: New nodes per level and side (``None``: all); meeting nodes first.
         max_enumerated: Most shortest paths listed.
         aggregated: The neighbour index to search (default: :func:`aggregated_index` of
             the whole graph; pass a masked one to search part of the graph).
@@ -269,7 +280,7 @@ def find_paths(
         return result
     for node in (source, target):
         if agg.degree[node] == 0:
-            result.reason = f"entity {node} has no relations" + (
+            result.reason = f"entity {node} has no relations to other entities" + (
                 " in the searched part of the graph" if agg.n_relations < graph.n_relations else ""
             )
             return result
@@ -302,8 +313,11 @@ def find_paths(
     result.length = int(total.min())
     up = [sides[s].parents_towards(meet) for s in (0, 1)]
     for m in meet.tolist():
-        for left in _chains(m, up[0], max_enumerated):
-            for right in _chains(m, up[1], max_enumerated):
+        lefts, cut_left = _chains(m, up[0], max_enumerated)
+        rights, cut_right = _chains(m, up[1], max_enumerated)
+        result.truncated |= cut_left or cut_right
+        for left in lefts:
+            for right in rights:
                 if len(result.paths) >= max_enumerated:
                     result.truncated = True
                     return result
