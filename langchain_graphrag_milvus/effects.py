@@ -25,16 +25,22 @@ __all__ = [
     "ViewOf",
     "EntityNames",
     "Compute",
+    "Notify",
     "Effect",
 ]
 
 
 @dataclass(frozen=True)
 class Invoke:
-    """Run a runnable (with the retriever's child callbacks)."""
+    """Run a runnable (with the retriever's child callbacks).
+
+    With ``timeout`` (seconds), a call that has not answered by then raises
+    ``TimeoutError`` into the pipeline (see :mod:`~langchain_graphrag_milvus.timeouts`).
+    """
 
     runnable: Runnable[Any, Any]
     input: Any
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,16 +85,26 @@ class GetGraph:
 
 @dataclass(frozen=True)
 class LinkEntities:
-    """Known entity names found in the query by the store's offline linker."""
+    """Known entity names found in the query by the store's offline linker.
+
+    With ``filter_expr``, only names of entities inside that filter's view of the graph
+    are known (a tenant never links, or learns of, another tenant's names).
+    """
 
     query: str
+    filter_expr: str | None = None
 
 
 @dataclass(frozen=True)
 class ViewOf:
-    """The part of the graph whose passages pass a filter (:meth:`MilvusGraphStore.graph_view`)."""
+    """The part of the graph whose passages pass a filter (:meth:`MilvusGraphStore.graph_view`).
+
+    ``graph``: the index the view must describe (the one the pipeline got from
+    :class:`GetGraph`), so a refresh in between never mixes two graphs.
+    """
 
     filter_expr: str
+    graph: Any = None
 
 
 @dataclass(frozen=True)
@@ -110,4 +126,17 @@ class Compute:
     args: tuple[Any, ...] = ()
 
 
-Effect = Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute
+@dataclass(frozen=True)
+class Notify:
+    """Tell the caller something about this run without failing it (e.g. why nothing was found).
+
+    The executors log it (INFO, logger ``langchain_graphrag_milvus``) and dispatch it as a
+    LangChain custom event ``name`` with ``data`` on the retriever's run, so callback
+    handlers and ``astream_events`` see it. Answered with ``None``.
+    """
+
+    name: str
+    data: dict[str, Any]
+
+
+Effect = Notify | Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute

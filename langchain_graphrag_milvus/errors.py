@@ -16,6 +16,9 @@ __all__ = [
     "InvalidFilterError",
     "StoreConnectionError",
     "StaleIndexError",
+    "CorruptIndexError",
+    "InvalidIdError",
+    "InvalidEmbeddingError",
 ]
 
 
@@ -25,6 +28,15 @@ class GraphRAGError(Exception):
 
 class MalformedRecordError(GraphRAGError, ValueError):
     """An ingested record (passage) cannot be used: missing text, bad id, bad metadata."""
+
+
+class InvalidIdError(MalformedRecordError):
+    """A passage or source id Milvus cannot store or that is reserved.
+
+    Raised before anything is written: ids that are not strings (or integers), empty,
+    longer than 512 bytes of UTF-8, not encodable as UTF-8 (lone surrogates), or of the
+    form ``"{source}#0000"`` that chunk ids of another source use.
+    """
 
 
 class MalformedTripletError(MalformedRecordError):
@@ -50,6 +62,13 @@ class UnknownIdError(GraphRAGError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class InvalidEmbeddingError(GraphRAGError, ValueError):
+    """The embedding model returned unusable vectors (NaN, infinite, zero, not numbers).
+
+    Raised before anything is created or written; the message names the offending text.
+    """
+
+
 class InvalidFilterError(GraphRAGError, ValueError):
     """A metadata filter or a value meant for a Milvus expression is not acceptable."""
 
@@ -60,3 +79,12 @@ class StoreConnectionError(GraphRAGError, ConnectionError):
 
 class StaleIndexError(GraphRAGError, RuntimeError):
     """A persisted graph index does not match the Milvus data it claims to describe."""
+
+
+class CorruptIndexError(StaleIndexError):
+    """A persisted graph index is damaged or incomplete.
+
+    A truncated or altered file, a missing file, an invalid ``manifest.json``. Raised only
+    with ``on_stale="error"``; otherwise the index is rebuilt from Milvus with a logged
+    warning. The message names ``graph_path``.
+    """

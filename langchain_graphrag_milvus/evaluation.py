@@ -51,6 +51,7 @@ class Question:
     gold_passage_ids: tuple[str, ...]
     hops: int | None = None
     answer: str | None = None
+    type: str | None = None
 
 
 def load_questions(path: str | Path, limit: int | None = None) -> list[Question]:
@@ -64,6 +65,7 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[Question]
                 gold_passage_ids=tuple(str(g) for g in row["gold_passage_ids"]),
                 hops=row.get("hops"),
                 answer=row.get("answer"),
+                type=str(row["type"]) if row.get("type") else None,
             )
         )
         if limit is not None and len(questions) >= limit:
@@ -95,16 +97,23 @@ class EvalReport:
             "config": self.config,
         }
 
+    def _keys(self, group: str) -> list[str]:
+        keys = {key for m in self.methods.values() for key in m.get(group, {})}
+        return sorted(keys, key=lambda key: (not key.isdigit(), int(key) if key.isdigit() else 0, key))
+
     def table(self) -> str:
-        """Markdown tables of the recalls and the pools."""
-        hop_counts = sorted({h for m in self.methods.values() for h in m.get("by_hops", {})}, key=int)
-        head = ["method", *(f"R@{k}" for k in KS), *(f"R@{k} {h}-hop" for h in hop_counts for k in KS)]
+        """Markdown tables of the recalls (overall, per hop count, per question type) and the pools."""
+        groups = [("by_hops", h, f"{h}-hop") for h in self._keys("by_hops")]
+        groups += [("by_type", t, t) for t in self._keys("by_type")]
+        if len(groups) == 1:  # one hop count and no types: the overall columns say it all
+            groups = []
+        head = ["method", *(f"R@{k}" for k in KS), *(f"R@{k} {label}" for _, _, label in groups for k in KS)]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         for name, m in self.methods.items():
             cells = [name, *(f"{100 * m[f'recall@{k}']:.1f}" for k in KS)]
             cells += [
-                f"{100 * m['by_hops'][h][f'recall@{k}']:.1f}" if h in m["by_hops"] else "-"
-                for h in hop_counts
+                f"{100 * m[group][key][f'recall@{k}']:.1f}" if key in m.get(group, {}) else "-"
+                for group, key, _ in groups
                 for k in KS
             ]
             lines.append("| " + " | ".join(cells) + " |")
@@ -140,9 +149,15 @@ def _recalls(runs: list[tuple[Question, list[str]]]) -> dict[str, Any]:
         } | {"questions": len(items)}
 
     by_hops: dict[str, list[tuple[Question, list[str]]]] = {}
+    by_type: dict[str, list[tuple[Question, list[str]]]] = {}
     for q, ids in runs:
         by_hops.setdefault(str(q.hops), []).append((q, ids))
-    return {**summary(runs), "by_hops": {h: summary(items) for h, items in sorted(by_hops.items())}}
+        if q.type:
+            by_type.setdefault(q.type, []).append((q, ids))
+    out = {**summary(runs), "by_hops": {h: summary(items) for h, items in sorted(by_hops.items())}}
+    if by_type:
+        out["by_type"] = {t: summary(items) for t, items in sorted(by_type.items())}
+    return out
 
 
 def _pool_stats(pools: list[tuple[Question, Mapping[str, Any]]]) -> dict[str, float]:

@@ -36,12 +36,15 @@ __all__ = [
     "EntityLinker",
     "create_llm_entity_extractor",
     "parse_entities",
+    "MAX_QUERY_ENTITIES",
     "ENTITY_PROMPT_ONE_SHOT_INPUT",
     "ENTITY_PROMPT_ONE_SHOT_OUTPUT",
 ]
 
 _WORD = re.compile(r"\w+")
 MAX_NGRAM = 12
+#: Most query entities a retrieval uses (extractor answers and ``entities=`` are cut there).
+MAX_QUERY_ENTITIES = 32
 # Single words that are never useful query entities on their own.
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
@@ -178,17 +181,28 @@ When was the mother of the leader of the Third Crusade born?
 ENTITY_PROMPT_ONE_SHOT_OUTPUT = '{"entities": ["Third Crusade"]}'
 
 
-def parse_entities(answer: Any) -> list[str]:
+def parse_entities(answer: Any, *, limit: int | None = None) -> list[str]:
     """Entity names from ``{"entities": [...]}`` (or a bare list); blanks and repeats dropped.
+
+    Linear; with ``limit``, the scan stops after that many distinct names.
 
     Raises:
         OutputParserException: The answer holds no list of entities.
     """
     items = answer.get("entities") if isinstance(answer, dict) else answer
     if not isinstance(items, list):
-        raise OutputParserException(f"entity answer has no 'entities' list: {answer!r:.200}")
-    names = [clean_text(x) for x in items if isinstance(x, str) and clean_text(x)]
-    return list(dict.fromkeys(names))
+        raise OutputParserException(f"entity answer has no 'entities' list: {str(answer)[:200]!r}")
+    names: dict[str, None] = {}
+    for item in items:
+        if limit is not None and len(names) >= limit:
+            break
+        if isinstance(item, str) and (name := clean_text(item)):
+            names.setdefault(name, None)
+    return list(names)
+
+
+def _parse_capped(answer: Any) -> list[str]:
+    return parse_entities(answer, limit=MAX_QUERY_ENTITIES)
 
 
 def _as_question(query: str) -> dict[str, str]:
@@ -216,6 +230,6 @@ def create_llm_entity_extractor(llm: BaseChatModel, *, json_mode: bool | None = 
         | prompt
         | model
         | JsonOutputParser()
-        | RunnableLambda(parse_entities, name="parse_entities")
+        | RunnableLambda(_parse_capped, name="parse_entities")
     )
     return chain.with_config(run_name="graph_query_entities")

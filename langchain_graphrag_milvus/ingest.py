@@ -35,11 +35,10 @@ from langchain_graphrag_milvus.milvus_schema import MAX_PASSAGES_PER_RELATION
 from langchain_graphrag_milvus.records import (
     PassageRecord,
     Problem,
-    check_passage_id,
     check_passage_text,
-    default_passage_id,
     iter_jsonl,
     parse_triplets,
+    passage_identity,
     record_from_mapping,
     validate_metadata,
 )
@@ -211,7 +210,9 @@ def ingest_mappings(
     total = len(records) if isinstance(records, Sequence) else None
 
     def parse(item: tuple[int, Mapping[str, Any]], problems: list[Problem]) -> PassageRecord:
-        return record_from_mapping(item[1], position=item[0], strict=strict, problems=problems)
+        return record_from_mapping(
+            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+        )
 
     items = ((f"record #{i}", (i, r)) for i, r in enumerate(records))
     return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)
@@ -232,7 +233,9 @@ def ingest_jsonl(
         total = sum(1 for line in handle if line.strip())
 
     def parse(item: tuple[int, Any], problems: list[Problem]) -> PassageRecord:
-        return record_from_mapping(item[1], position=item[0], strict=strict, problems=problems)
+        return record_from_mapping(
+            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+        )
 
     lines = iter_jsonl(path, None if strict else line_problems)
     items = ((f"line {n}", (n, raw)) for n, raw in lines)
@@ -252,21 +255,35 @@ def ingest_jsonl(
     return report
 
 
-def record_from_document(doc: Document, *, strict: bool, problems: list[Problem]) -> PassageRecord:
-    """Validate a ``Document``; ``metadata["triplets"]`` holds its triplets (absent: extract)."""
+def _source_field(store: MilvusGraphStore) -> str | None:
+    return getattr(store, "source_field", "source")
+
+
+def record_from_document(
+    doc: Document, *, strict: bool, problems: list[Problem], source_field: str | None = "source"
+) -> PassageRecord:
+    """Validate a ``Document``; ``metadata["triplets"]`` holds its triplets (absent: extract).
+
+    The passage id is ``doc.id``, else a hash of the text and metadata; the source is
+    ``metadata["source_id"]``, else ``doc.id``, else ``metadata[source_field]`` (see
+    :mod:`langchain_graphrag_milvus.identity`).
+    """
     if not isinstance(doc, Document):
         raise MalformedRecordError(f"expected a Document, got {type(doc).__name__}")
-    text = check_passage_text(doc.page_content, f"document {doc.id!r}")
-    passage_id = check_passage_id(doc.id, "document") if doc.id is not None else default_passage_id(text)
+    where = f"document {doc.id!r:.80}"
+    text = check_passage_text(doc.page_content, where)
     metadata = dict(doc.metadata or {})
     has_triplets = "triplets" in metadata
     raw_triplets = metadata.pop("triplets", None)
+    metadata = validate_metadata(metadata, str(doc.id))
+    passage_id, source = passage_identity(doc.id, text, metadata, source_field, where)
     return PassageRecord(
         id=passage_id,
         text=text,
-        metadata=validate_metadata(metadata, passage_id),
+        metadata=metadata,
         triplets=parse_triplets(raw_triplets, passage_id, strict=strict, problems=problems),
         needs_extraction=not has_triplets,
+        source=source,
     )
 
 
@@ -282,7 +299,7 @@ def ingest_documents(
     total = len(documents) if isinstance(documents, Sequence) else None
 
     def parse(doc: Document, problems: list[Problem]) -> PassageRecord:
-        return record_from_document(doc, strict=strict, problems=problems)
+        return record_from_document(doc, strict=strict, problems=problems, source_field=_source_field(store))
 
     items = ((f"document #{i}", d) for i, d in enumerate(documents))
     return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)

@@ -10,10 +10,11 @@ import numpy as np
 from langchain_core.runnables import Runnable
 
 from langchain_graphrag_milvus.errors import MalformedRecordError
-from langchain_graphrag_milvus.milvus_schema import MAX_PASSAGES_PER_RELATION
+from langchain_graphrag_milvus.milvus_schema import MAX_PASSAGES_PER_RELATION, PARTITION_KEY_BYTES
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id, relation_id, relation_text
 from langchain_graphrag_milvus.records import PassageRecord, Problem, parse_triplets
 from langchain_graphrag_milvus.triplets import extract_texts
+from langchain_graphrag_milvus.vectors import check_vectors
 from langchain_graphrag_milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
 
 if TYPE_CHECKING:
@@ -49,15 +50,18 @@ def _plan_chunk(records: Sequence[PassageRecord]) -> tuple[dict[str, str], dict[
     return entities, relations
 
 
-def _embed(store: MilvusGraphStore, texts: Sequence[str], report: IngestReport) -> dict[str, list[float]]:
+def _embed(
+    store: MilvusGraphStore, texts: Sequence[str], report: IngestReport, dim: int | None
+) -> dict[str, list[float]]:
+    """Embed each unique text once; every batch is checked (:mod:`.vectors`) before use."""
     unique = list(dict.fromkeys(texts))
     vectors: dict[str, list[float]] = {}
+    cosine = str(store.index_params.get("metric_type", "COSINE")).upper() == "COSINE"
     for i in range(0, len(unique), store.batch_size):
         batch = unique[i : i + store.batch_size]
-        embedded = store.embedding.embed_documents(batch)
-        if len(embedded) != len(batch):
-            raise RuntimeError(f"embedding model returned {len(embedded)} vectors for {len(batch)} texts")
-        vectors.update(zip(batch, (list(map(float, v)) for v in embedded)))
+        checked = check_vectors(batch, store.embedding.embed_documents(batch), dim=dim, cosine=cosine)
+        dim = len(checked[0])  # later batches must agree with the first
+        vectors.update(zip(batch, checked))
     report.texts_embedded += len(unique)
     return vectors
 
@@ -75,9 +79,10 @@ def check_partition_key(store: MilvusGraphStore, record: PassageRecord) -> None:
     if key is None:
         return
     value = record.metadata.get(key)
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value or len(value.encode("utf-8")) > PARTITION_KEY_BYTES:
         raise MalformedRecordError(
-            f"record {record.id!r}: the partition key field {key!r} must be a non-empty string in its metadata"
+            f"record {record.id!r}: the partition key field {key!r} must be a non-empty string of at most "
+            f"{PARTITION_KEY_BYTES} bytes in its metadata"
         )
 
 
@@ -90,7 +95,11 @@ def _extract(
 ) -> None:
     """Fill the triplets of records that came without, from the cache or the extractor."""
     results = extract_texts(
-        [r.text for r in records], extractor, store.extraction_cache, max_concurrency=store.extraction_concurrency
+        [r.text for r in records],
+        extractor,
+        store.extraction_cache,
+        max_concurrency=store.extraction_concurrency,
+        titles=[t if isinstance(t := r.metadata.get("title"), str) else None for r in records],
     )
     for record, (raw, usage, cached, error) in zip(records, results):
         if error is not None:
@@ -170,23 +179,10 @@ def _unlink_changed(
         report.entities_removed += len(removed.entity_keys)
 
 
-def ingest_chunk(
-    store: MilvusGraphStore,
-    records: Sequence[PassageRecord],
-    report: IngestReport,
-    state: dict[str, bool],
-    *,
-    extractor: Runnable[str, Any] | None = None,
-    strict: bool = False,
-) -> None:
-    """One chunk: plan, unlink what changed passages no longer state, embed, write, update the graph.
-
-    Write order: entities, relations, then passages. A passage row is the commit marker of
-    its ingest: if anything fails before it is written, re-running the same ingest finds the
-    passage missing (or with its old hash) and completes what is missing; existing rows are
-    never written twice.
-    """
-    have_collections = store.exists()
+def _classify(
+    store: MilvusGraphStore, records: Sequence[PassageRecord], report: IngestReport, have_collections: bool
+) -> tuple[list[PassageRecord], list[PassageRecord], dict[str, dict[str, Any]]]:
+    """Records to write (new or changed) and the changed ones, with the stored passage rows."""
     old_passages = store.fetch("passages", [r.id for r in records], ("doc_hash",)) if have_collections else {}
     if have_collections:
         store.check_open()
@@ -203,6 +199,72 @@ def ingest_chunk(
         else:
             report.passages_unchanged += 1
     report.passages_seen += len(records)
+    return to_write, changed, old_passages
+
+
+@dataclass
+class _Plan:
+    """What is new in Milvus for a chunk, and relations that gain passage links."""
+
+    new_entities: dict[str, str]
+    new_relations: dict[str, _Relation]
+    linked: dict[str, list[str]]
+    dropped: int = 0
+
+
+def _plan_writes(
+    store: MilvusGraphStore,
+    entities: dict[str, str],
+    relations: dict[str, _Relation],
+    have_collections: bool,
+) -> _Plan:
+    old_entities = store.fetch("entities", entities) if have_collections else {}
+    old_relations = store.fetch("relations", relations, ("passage_ids",)) if have_collections else {}
+    linked = {}
+    dropped = 0
+    for rid, rel in relations.items():
+        old_rel = old_relations.get(rid)
+        if old_rel is not None:
+            stored = list(old_rel.get("passage_ids") or [])
+            extra = [p for p in rel.passage_ids if p not in stored]
+            if extra and len(stored) < MAX_PASSAGES_PER_RELATION:
+                linked[rid] = stored + extra  # capped (and counted) when written
+            elif extra:
+                dropped += len(extra)
+    return _Plan(
+        {eid: name for eid, name in entities.items() if eid not in old_entities},
+        {rid: rel for rid, rel in relations.items() if rid not in old_relations},
+        linked,
+        dropped,
+    )
+
+
+def _bump_once(store: MilvusGraphStore, state: dict[str, bool]) -> None:
+    if not state.get("bumped"):
+        store.bump_generation()
+        state["bumped"] = True
+
+
+def ingest_chunk(
+    store: MilvusGraphStore,
+    records: Sequence[PassageRecord],
+    report: IngestReport,
+    state: dict[str, bool],
+    *,
+    extractor: Runnable[str, Any] | None = None,
+    strict: bool = False,
+) -> None:
+    """One chunk: plan, embed and check, unlink what changed passages no longer state, write.
+
+    Every vector is embedded and checked (length, finiteness) before anything is created
+    or written, so a bad model answer leaves Milvus untouched. Write order: entities,
+    relations, then passages. A passage row is the commit marker of its ingest: if
+    anything fails before it is written, re-running the same ingest finds the passage
+    missing (or with its old hash) and completes what is missing; existing rows are
+    never written twice.
+    """
+    have_collections = store.exists()
+    to_write, changed, old_passages = _classify(store, records, report, have_collections)
     if not to_write:
         report.triplets_seen += sum(len(r.triplets) for r in records)
         return
@@ -212,39 +274,38 @@ def ingest_chunk(
             _extract(store, missing, report, extractor, strict)
     report.triplets_seen += sum(len(r.triplets) for r in records)
     entities, relations = _plan_chunk(to_write)
-    if have_collections and not state.get("bumped"):
-        store.bump_generation()
-        state["bumped"] = True
+    plan = _plan_writes(store, entities, relations, have_collections)
+    texts = [r.text for r in to_write] + list(plan.new_entities.values())
+    texts += [r.text for r in plan.new_relations.values()]
+    vectors = _embed(store, texts, report, store.check_open() if have_collections else None)
+    if not have_collections:
+        store.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
+    _bump_once(store, state)
     if changed:
         new_links: dict[str, set[str]] = {}
         for rid, rel in relations.items():
             for pid in rel.passage_ids:
                 new_links.setdefault(pid, set()).add(rid)
         _unlink_changed(store, changed, new_links, report)
-    old_entities = store.fetch("entities", entities) if have_collections else {}
-    old_relations = store.fetch("relations", relations, ("passage_ids",)) if have_collections else {}
-    new_entities = {eid: name for eid, name in entities.items() if eid not in old_entities}
-    new_relations = {rid: rel for rid, rel in relations.items() if rid not in old_relations}
-    linked = {}
-    for rid, rel in relations.items():
-        old_rel = old_relations.get(rid)
-        if old_rel is not None:
-            stored = list(old_rel.get("passage_ids") or [])
-            extra = [p for p in rel.passage_ids if p not in stored]
-            if extra and len(stored) < MAX_PASSAGES_PER_RELATION:
-                linked[rid] = _cap_links(stored + extra, report)
-            elif extra:
-                report.links_dropped += len(extra)
+        # the unlink may have deleted entities or relations the new triplets state again
+        plan = _plan_writes(store, entities, relations, True)
+        again = [n for n in plan.new_entities.values() if n not in vectors]
+        again += [r.text for r in plan.new_relations.values() if r.text not in vectors]
+        if again:
+            vectors.update(_embed(store, again, report, store.check_open()))
+    _write_chunk(store, to_write, plan, vectors, old_passages, report)
 
-    texts = [r.text for r in to_write] + list(new_entities.values()) + [r.text for r in new_relations.values()]
-    vectors = _embed(store, texts, report)
-    dim = len(next(iter(vectors.values())))
-    if not have_collections or dim != store.check_open():
-        store.ensure_collections(dim)  # creates, or raises EmbeddingDimensionError
-        if not state.get("bumped"):
-            store.bump_generation()
-            state["bumped"] = True
 
+def _write_chunk(
+    store: MilvusGraphStore,
+    to_write: Sequence[PassageRecord],
+    plan: _Plan,
+    vectors: dict[str, list[float]],
+    old_passages: dict[str, dict[str, Any]],
+    report: IngestReport,
+) -> None:
+    """Write entities, relations, then passages; fold the change into the graph."""
+    new_entities, linked = plan.new_entities, plan.linked
     synonyms = _synonyms(store, new_entities, vectors) if store.synonym_threshold is not None else {}
     write_rows(
         store,
@@ -265,12 +326,12 @@ def ingest_chunk(
             "predicate": rel.predicate,
             "passage_ids": _cap_links(rel.passage_ids, report),
         }
-        for rid, rel in new_relations.items()
+        for rid, rel in plan.new_relations.items()
     ]
     if linked:
         full = store.fetch("relations", linked, RELATION_ROW_FIELDS)
         relation_rows += [
-            {**{k: full[rid][k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": pids}
+            {**{k: full[rid][k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": _cap_links(pids, report)}
             for rid, pids in linked.items()
             if rid in full
         ]
@@ -292,8 +353,9 @@ def ingest_chunk(
         old_passages,
     )
     report.entities_added += len(new_entities)
-    report.relations_added += len(new_relations)
+    report.relations_added += len(plan.new_relations)
     report.relations_linked += len(linked)
+    report.links_dropped += plan.dropped
     store._after_ingest(
         {
             "relation_keys": [id_to_key(r["pk"]) for r in relation_rows],

@@ -2,7 +2,11 @@
 
 A *source document* is what the user ingested; it becomes one passage, or several when a
 text splitter chunks it (chunk ids ``"{source}#0000"``, ``"{source}#0001"``, ...). Each
-passage row records its ``source_id``.
+passage row records its ``source_id``: ``metadata["source_id"]``, else the document's id,
+else ``metadata[source_field]`` (``"source"``, as LangChain loaders set it), else the
+passage id (the rules are in :mod:`langchain_graphrag_milvus.identity`). So documents
+from a loader (``id=None``, ``metadata["source"] = "corpus/daniel.txt"``) are replaced by
+``upsert_documents`` and removed by ``delete_documents(["corpus/daniel.txt"])``.
 
 * :func:`delete_passages` / :func:`delete_documents` remove passages; relations that only
   they supported are deleted, relations shared with other passages lose just the link,
@@ -24,9 +28,16 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.documents import Document
 
 from langchain_graphrag_milvus import expr
-from langchain_graphrag_milvus.errors import MalformedRecordError
+from langchain_graphrag_milvus.errors import GraphRAGError, MalformedRecordError
+from langchain_graphrag_milvus.identity import (
+    check_chunkable_source,
+    check_id_list,
+    chunk_id,
+    default_passage_id,
+    resolve_source,
+)
 from langchain_graphrag_milvus.ingest import IngestReport, ingest_documents
-from langchain_graphrag_milvus.records import default_passage_id
+from langchain_graphrag_milvus.milvus_io import MAX_TOP_K
 from langchain_graphrag_milvus.writes import apply_graph_change, delete_rows
 
 if TYPE_CHECKING:
@@ -65,8 +76,13 @@ class UpsertReport:
 
 
 def delete_passages(store: MilvusGraphStore, passage_ids: Iterable[str]) -> DeleteReport:
-    """Delete passages by id, with everything only they supported."""
-    ids = list(dict.fromkeys(str(p) for p in passage_ids))
+    """Delete passages by id, with everything only they supported.
+
+    Raises:
+        TypeError: ``passage_ids`` is a single string instead of a list.
+        InvalidIdError: An id is not one Milvus can hold (nothing is deleted then).
+    """
+    ids = check_id_list(passage_ids, "passage_ids")
     report = DeleteReport()
     if not ids or not store.exists():
         return report
@@ -97,51 +113,79 @@ def passages_of_sources(store: MilvusGraphStore, source_ids: Sequence[str]) -> l
         return []
     store.check_open()
     found: list[str] = []
-    for i in range(0, len(source_ids), _SOURCE_CHUNK):
+    pending = [list(source_ids[i : i + _SOURCE_CHUNK]) for i in range(0, len(source_ids), _SOURCE_CHUNK)]
+    while pending:
+        group = pending.pop()
         rows = store.client.query(
             store.collection_name("passages"),
-            filter=expr.in_list("source_id", source_ids[i : i + _SOURCE_CHUNK]),
+            filter=expr.in_list("source_id", group),
             output_fields=["pk"],
-            limit=16_384,
+            limit=MAX_TOP_K,
             timeout=store.timeout,
             consistency_level="Strong",
         )
-        found += [str(r["pk"]) for r in rows]
+        if len(rows) < MAX_TOP_K:
+            found += [str(r["pk"]) for r in rows]
+        elif len(group) > 1:  # the answer may be cut at Milvus' query window: ask in halves
+            pending += [group[: len(group) // 2], group[len(group) // 2 :]]
+        else:
+            raise GraphRAGError(
+                f"source {group[0]!r:.80} has {MAX_TOP_K} or more passages, more than one Milvus query returns; "
+                "delete its passages by id (delete_passages) in smaller groups"
+            )
     return found
 
 
 def delete_documents(store: MilvusGraphStore, source_ids: Iterable[str]) -> DeleteReport:
-    """Delete every passage of these source documents (and what only they supported)."""
-    return delete_passages(store, passages_of_sources(store, list(dict.fromkeys(map(str, source_ids)))))
+    """Delete every passage of these source documents (and what only they supported).
+
+    Raises:
+        TypeError: ``source_ids`` is a single string instead of a list.
+        InvalidIdError: A source id is not one Milvus can hold (nothing is deleted then).
+    """
+    return delete_passages(store, passages_of_sources(store, check_id_list(source_ids, "source_ids")))
 
 
-def _source_of(doc: Document) -> str:
-    value = (doc.metadata or {}).get("source_id")
-    if isinstance(value, str) and value:
-        return value
-    if doc.id is not None:
-        return str(doc.id)
-    return default_passage_id(doc.page_content)
+def _metadata(doc: Document) -> dict[str, Any]:
+    return {k: v for k, v in (doc.metadata or {}).items() if k != "triplets"}
 
 
-def split(documents: Sequence[Document], splitter: Any) -> list[Document]:
+def _source_of(doc: Document, source_field: str | None) -> str:
+    """The source id of a document (the rules of :mod:`langchain_graphrag_milvus.identity`)."""
+    given = str(doc.id) if doc.id is not None else None
+    source = resolve_source(_metadata(doc), given, source_field, f"document {doc.id!r:.80}")
+    return source if source is not None else default_passage_id(doc.page_content, _metadata(doc))
+
+
+def _passage_id_of(doc: Document) -> str:
+    return str(doc.id) if doc.id is not None else default_passage_id(doc.page_content, _metadata(doc))
+
+
+def split(documents: Sequence[Document], splitter: Any, source_field: str | None = "source") -> list[Document]:
     """Chunk documents with a LangChain text splitter; chunk ids derive from the source id.
 
-    The document's triplets (if any) cannot be split with its text, so documents that
-    carry ``metadata["triplets"]`` are refused: chunk first, then extract.
+    Chunks of one source are numbered across all its documents in this call (the pages
+    a PDF loader returns for one file get ``file.pdf#0000``, ``file.pdf#0001``...), so
+    pass every document of a source together. The document's triplets (if any) cannot
+    be split with its text, so documents that carry ``metadata["triplets"]`` are
+    refused: chunk first, then extract.
     """
     out: list[Document] = []
+    numbers: dict[str, int] = {}
     for doc in documents:
         if (doc.metadata or {}).get("triplets") is not None:
             raise MalformedRecordError(
                 f"document {doc.id!r} carries triplets; they cannot be split with its text. "
                 "Chunk documents without triplets and let the extractor read each chunk"
             )
-        source = _source_of(doc)
+        source = _source_of(doc, source_field)
+        check_chunkable_source(source, f"document {doc.id!r:.80}")
         chunks = splitter.split_documents([Document(page_content=doc.page_content, metadata=dict(doc.metadata))])
-        for i, chunk in enumerate(chunks):
+        for chunk in chunks:
             meta = {**chunk.metadata, "source_id": source}
-            out.append(Document(id=f"{source}#{i:04d}", page_content=chunk.page_content, metadata=meta))
+            number = numbers.get(source, 0)
+            numbers[source] = number + 1
+            out.append(Document(id=chunk_id(source, number), page_content=chunk.page_content, metadata=meta))
     return out
 
 
@@ -155,11 +199,14 @@ def upsert_documents(
     extractor: Any = None,
 ) -> UpsertReport:
     """Make the store hold exactly these versions of these source documents."""
+    if isinstance(documents, (str, bytes, Document)):
+        raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
     docs = list(documents)
+    source_field = getattr(store, "source_field", "source")
     if splitter is not None:
-        docs = split(docs, splitter)
-    sources = list(dict.fromkeys(_source_of(d) for d in docs))
-    current = {str(d.id) if d.id is not None else default_passage_id(d.page_content) for d in docs}
+        docs = split(docs, splitter, source_field)
+    sources = list(dict.fromkeys(_source_of(d, source_field) for d in docs))
+    current = {_passage_id_of(d) for d in docs}
     report = UpsertReport()
     stale = [p for p in passages_of_sources(store, sources) if p not in current]
     report.deleted = delete_passages(store, stale)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus import expr
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError
+from langchain_graphrag_milvus.filter_errors import filter_errors
 from langchain_graphrag_milvus.milvus_schema import KINDS, Kind
 
 if TYPE_CHECKING:
@@ -27,6 +28,12 @@ _VIEW_CHUNK = 2048
 _GENERATION_KEY = "graphrag.generation"
 #: Milvus' largest top-k (and query window).
 MAX_TOP_K = 16_384
+#: What ``fetch(kind, ids, None)`` returns: every stored field but the vector.
+_ALL_FIELDS: dict[str, tuple[str, ...]] = {
+    "entities": ("text", "synonym_ids"),
+    "relations": ("text", "subject_id", "object_id", "predicate", "passage_ids"),
+    "passages": ("text", "source_id", "$meta"),
+}
 _LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
 
 
@@ -153,7 +160,9 @@ class MilvusReads:
         if not vectors or limit < 1:
             return [[] for _ in vectors]
         self._check_dim(self.check_open(), vectors)
-        return _parse_hits(self.client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields)))
+        request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
+        with filter_errors(filter_expr):
+            return _parse_hits(self.client.search(**request))
 
     async def asearch(
         self,
@@ -170,16 +179,18 @@ class MilvusReads:
         await self._acheck_open()
         self._check_dim(self.check_open(), vectors)
         client = await self.aclient()
-        return _parse_hits(
-            await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
-        )
+        with filter_errors(filter_expr):
+            return _parse_hits(
+                await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
+            )
 
     def _consistency(self, kind: Kind) -> str:
         # after a delete, read that collection strongly until this process writes to it again
         return "Strong" if kind in self._strong_reads else self.consistency_level
 
-    def _output_fields(self, kind: Kind, fields: Sequence[str]) -> list[str]:
-        out = list(fields)
+    def _output_fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
+        # None: every stored field but the vector; a lone string: that one field
+        out = list(_ALL_FIELDS[kind]) if fields is None else [fields] if isinstance(fields, str) else list(fields)
         if kind == "passages" and self.partition_key_field and "$meta" in out:
             out.append(self.partition_key_field)  # user metadata held in a real field
         return out
@@ -192,8 +203,10 @@ class MilvusReads:
             )
 
     def _fetch_requests(
-        self, kind: Kind, ids: Iterable[str], output_fields: Sequence[str], filter_expr: str | None
+        self, kind: Kind, ids: Iterable[str], output_fields: Sequence[str] | None, filter_expr: str | None
     ) -> list[dict[str, Any]]:
+        if isinstance(ids, str):
+            raise TypeError(f"ids must be a list of ids, not the string {ids!r}")
         unique = list(dict.fromkeys(ids))
         return [
             {
@@ -211,22 +224,26 @@ class MilvusReads:
         self,
         kind: Kind,
         ids: Iterable[str],
-        output_fields: Sequence[str] = ("pk",),
+        output_fields: Sequence[str] | None = ("pk",),
         *,
         filter_expr: str | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """Rows by primary key (missing ids are absent from the answer)."""
+        """Rows by primary key (missing ids are absent from the answer).
+
+        ``output_fields=None`` returns every stored field except the vector.
+        """
         requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
         if not requests:
             return {}
         self.check_open()
-        return {str(r["pk"]): dict(r) for req in requests for r in self.client.query(**req)}
+        with filter_errors(filter_expr):
+            return {str(r["pk"]): dict(r) for req in requests for r in self.client.query(**req)}
 
     async def afetch(
         self,
         kind: Kind,
         ids: Iterable[str],
-        output_fields: Sequence[str] = ("pk",),
+        output_fields: Sequence[str] | None = ("pk",),
         *,
         filter_expr: str | None = None,
     ) -> dict[str, dict[str, Any]]:
@@ -236,7 +253,8 @@ class MilvusReads:
             return {}
         await self._acheck_open()
         client = await self.aclient()
-        results = await asyncio.gather(*(client.query(**req) for req in requests))
+        with filter_errors(filter_expr):
+            results = await asyncio.gather(*(client.query(**req) for req in requests))
         return {str(r["pk"]): dict(r) for rows in results for r in rows}
 
     async def _acheck_open(self) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_PASSAGES_PER_RELATION",
     "SCHEMA_TAG",
     "DEFAULT_INDEX_PARAMS",
+    "PARTITION_KEY_BYTES",
     "create_collection",
     "collection_dim",
     "check_collection",
@@ -49,6 +50,8 @@ SCHEMA_TAG = f"langchain-graphrag-milvus/v{SCHEMA_VERSION}"
 #: Exact search by default: quality numbers are only meaningful with exact (or measured) recall.
 DEFAULT_INDEX_PARAMS: dict[str, Any] = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
 _ID_LEN = max(MAX_ID_BYTES, 64)
+#: Longest partition key value (bytes of UTF-8).
+PARTITION_KEY_BYTES = 512
 _FIELDS: dict[str, set[str]] = {
     "entities": {"pk", "text", "vector", "synonym_ids"},
     "relations": {"pk", "text", "vector", "subject_id", "object_id", "predicate", "passage_ids"},
@@ -84,7 +87,7 @@ def _schema(client: MilvusClient, kind: Kind, dim: int, partition_key: str | Non
         schema.add_field("doc_hash", DataType.VARCHAR, max_length=64)
         schema.add_field("source_id", DataType.VARCHAR, max_length=_ID_LEN)
         if partition_key:
-            schema.add_field(partition_key, DataType.VARCHAR, max_length=512, is_partition_key=True)
+            schema.add_field(partition_key, DataType.VARCHAR, max_length=PARTITION_KEY_BYTES, is_partition_key=True)
     return schema
 
 

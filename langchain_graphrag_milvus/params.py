@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_graphrag_milvus.ranking import PPRRankingParams
+from langchain_graphrag_milvus.timeouts import check_timeout
 
 __all__ = ["RetrievalParams"]
 
@@ -30,6 +31,8 @@ class RetrievalParams:
     rerank_select: int = 3
     filter: str | None = None
     entities: tuple[str, ...] | None = None
+    rerank_timeout: float | None = None
+    extractor_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -55,6 +58,8 @@ class RetrievalParams:
             raise ValueError(f"ppr_damping must be in [0, 1), got {self.ppr_damping!r}")
         if self.filter is not None and not isinstance(self.filter, str):
             raise ValueError("filter must be a Milvus expression string")
+        check_timeout("rerank_timeout", self.rerank_timeout)
+        check_timeout("extractor_timeout", self.extractor_timeout)
 
     @property
     def ppr(self) -> PPRRankingParams:

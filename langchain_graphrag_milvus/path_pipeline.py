@@ -37,6 +37,7 @@ from langchain_graphrag_milvus.effects import (
     Fetch,
     Gather,
     GetGraph,
+    Notify,
     Search,
     ViewOf,
 )
@@ -54,8 +55,10 @@ from langchain_graphrag_milvus.linearize import PathRelation, linearize_path
 from langchain_graphrag_milvus.milvus_io import Hit
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id, stable_id
 from langchain_graphrag_milvus.pipeline import query_entities
+from langchain_graphrag_milvus.stages import search_in_view
+from langchain_graphrag_milvus.timeouts import check_timeout
 
-__all__ = ["PathParams", "path_pipeline", "no_path_document"]
+__all__ = ["PathParams", "path_pipeline", "no_path_event", "NO_PATH_EVENT"]
 
 _RELATION_FIELDS = ("text", "passage_ids")
 _SEARCH_CHUNK = 1024  # relation ids per filtered search (keeps expressions and limits small)
@@ -77,8 +80,10 @@ class PathParams:
     entity_min_score: float = 0.8
     filter: str | None = None
     entities: tuple[str, ...] | None = None
+    extractor_timeout: float | None = None
 
     def __post_init__(self) -> None:
+        check_timeout("extractor_timeout", self.extractor_timeout)
         for name in ("k", "max_paths", "max_hops", "max_entities", "relations_per_edge", "sentences_per_relation"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -99,18 +104,19 @@ class PathParams:
             raise ValueError("filter must be a Milvus expression string")
 
 
-def no_path_document(reason: str, entities: Sequence[str], pairs: Sequence[dict[str, Any]] = ()) -> Document:
-    """The result when no path is found: one empty Document whose metadata says why."""
-    return Document(
-        page_content="",
-        metadata={
-            "_path_found": False,
-            "_reason": reason,
-            "_entities": list(entities),
-            "_pairs": list(pairs),
-            "_ranked_by": "path",
-        },
-    )
+#: Name of the custom callback event sent when no path is found (data: :func:`no_path_event`).
+NO_PATH_EVENT = "graphrag_no_path"
+
+
+def no_path_event(reason: str, entities: Sequence[str], pairs: Sequence[dict[str, Any]] = ()) -> Notify:
+    """Why no path was found, as the event the retriever logs and dispatches to its callbacks.
+
+    The retriever then returns no Document at all (an empty context is not a context):
+    the reason goes to the logger ``langchain_graphrag_milvus`` (INFO) and to callback
+    handlers as the custom event :data:`NO_PATH_EVENT` with ``{"reason", "entities",
+    "pairs"}`` (see :class:`~langchain_graphrag_milvus.path_retriever.NoPathEvents`).
+    """
+    return Notify(NO_PATH_EVENT, {"reason": reason, "entities": list(entities), "pairs": list(pairs)})
 
 
 def _aggregated(graph: GraphIndex, view: GraphView | None) -> AggregatedIndex:
@@ -130,8 +136,13 @@ def _entity_indices(
     min_score: float,
     view: GraphView | None,
 ) -> tuple[list[tuple[str, int]], list[str]]:
-    """(name, entity index) for each name found; and the names not found."""
-    exact = graph.entities.find(np.array([id_to_key(entity_id(n)) for n in names], np.uint64)).tolist()
+    """(name, entity index) for each name found; and the names not found.
+
+    Under a view, an entity outside it is treated exactly like a name no entity has (it
+    is resolved by vector among the view's entities, or not at all): what lies outside
+    the view changes nothing.
+    """
+    exact = _exact_indices(graph, names, view)
     found: list[tuple[str, int]] = []
     missing: list[str] = []
     unresolved = [n for n, i in zip(names, exact) if i < 0]
@@ -141,13 +152,17 @@ def _entity_indices(
             per = [h for h in hits_of.get(name, []) if h.score >= min_score]
             near = graph.entities.find(np.array([id_to_key(h.id) for h in per], np.uint64)).tolist() if per else []
             idx = next((i for i in near if i >= 0 and (view is None or view.entities[i])), -1)
-        elif view is not None and not view.entities[idx]:  # the entity exists, outside the view
-            idx = -1
         if idx < 0:
             missing.append(name)
         elif all(idx != i for _, i in found):
             found.append((name, idx))
     return found, missing
+
+
+def _exact_indices(graph: GraphIndex, names: Sequence[str], view: GraphView | None) -> list[int]:
+    """Entity index of each name (case/variant-insensitive), -1 if none or outside the view."""
+    found = graph.entities.find(np.array([id_to_key(entity_id(n)) for n in names], np.uint64)).tolist()
+    return [i if i >= 0 and (view is None or view.entities[i]) else -1 for i in found]
 
 
 def _path_score(path: Sequence[int], edge_score: dict[tuple[int, int], float]) -> float:
@@ -164,32 +179,36 @@ def path_pipeline(
     """Paths between the query's entities as pseudo-documents; yields effects."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    names = yield from query_entities(query, p.entities, entity_extractor)
+    names = yield from query_entities(
+        query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
+    )
     graph: GraphIndex = yield GetGraph()
-    view: GraphView | None = (yield ViewOf(p.filter)) if p.filter else None
+    view: GraphView | None = (yield ViewOf(p.filter, graph)) if p.filter else None
 
-    known = graph.entities.find(np.array([id_to_key(entity_id(n)) for n in names], np.uint64)).tolist()
-    unresolved = tuple(n for n, i in zip(names, known) if i < 0)
+    unresolved = tuple(n for n, i in zip(names, _exact_indices(graph, names, view)) if i < 0)
     vectors = yield Embed((query, *unresolved))
     qvec = tuple(map(float, vectors[0]))
     hits: list[list[Hit]] = []
     if unresolved:
-        # a view hides some entities: ask for more candidates so one inside it can be found
-        limit = 3 if view is None else 20
-        hits = yield Search("entities", tuple(tuple(map(float, v)) for v in vectors[1:]), limit)
+        evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
+        if view is None:
+            hits = yield Search("entities", evecs, 3)
+        else:  # the nearest entity inside the view, whatever lies outside it
+            hits = yield from search_in_view(
+                "entities", evecs, 1, graph.entities, view.entities, min_score=p.entity_min_score
+            )
     found, missing = _entity_indices(graph, names, hits, p.entity_min_score, view)
     found = found[: p.max_entities]
     if len(found) < 2:
         known = [n for n, _ in found]
         where = " in the filtered part of the graph" if view is not None else " in the graph"
-        return [
-            no_path_document(
-                f"need two entities{where}; found {len(found)}"
-                + (f" ({', '.join(known)})" if known else "")
-                + (f"; not found: {', '.join(missing)}" if missing else ""),
-                known,
-            )
-        ]
+        yield no_path_event(
+            f"need two entities{where}; found {len(found)}"
+            + (f" ({', '.join(known)})" if known else "")
+            + (f"; not found: {', '.join(missing)}" if missing else ""),
+            known,
+        )
+        return []
 
     # 2. shortest paths per pair
     agg: AggregatedIndex = yield Compute(_aggregated, (graph, view))  # built once per graph / view
@@ -218,7 +237,8 @@ def path_pipeline(
     ]
     if not any(r.paths for _, r in results):
         reasons = "; ".join(f"{na} – {nb}: {r.reason}" for (na, nb), r in results)
-        return [no_path_document(f"no path found ({reasons})", [n for n, _ in found], pair_info)]
+        yield no_path_event(f"no path found ({reasons})", [n for n, _ in found], pair_info)
+        return []
 
     # 3. relations on the edges, scored by a kNN search restricted to them
     mask = None if view is None else view.relations

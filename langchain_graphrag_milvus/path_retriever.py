@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
@@ -12,10 +13,33 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.effects import Effect
 from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
-from langchain_graphrag_milvus.path_pipeline import PathParams, path_pipeline
+from langchain_graphrag_milvus.path_pipeline import NO_PATH_EVENT, PathParams, path_pipeline
 from langchain_graphrag_milvus.retrievers import _StoreRetriever
 
-__all__ = ["MilvusPathRetriever"]
+__all__ = ["MilvusPathRetriever", "NoPathEvents"]
+
+
+class NoPathEvents(BaseCallbackHandler):
+    """Collects the ``"graphrag_no_path"`` events of path retrievals (why nothing was returned).
+
+    Each event is a dict ``{"reason", "entities", "pairs"}``; :attr:`last` is the newest.
+    Pass it in ``config={"callbacks": [handler]}`` of ``invoke``/``ainvoke``.
+    """
+
+    def __init__(self) -> None:
+        """Start with no events."""
+        super().__init__()
+        self.events: list[dict[str, Any]] = []
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        """The newest event, if any."""
+        return self.events[-1] if self.events else None
+
+    def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
+        """Record ``data`` of a no-path event."""
+        if name == NO_PATH_EVENT:
+            self.events.append(dict(data))
 
 
 class MilvusPathRetriever(_StoreRetriever):
@@ -72,9 +96,18 @@ class MilvusPathRetriever(_StoreRetriever):
     second ones — up to ``k`` Documents.
 
     When fewer than two entities are found, or no pair is connected within the caps, the
-    result is a single Document with empty ``page_content`` and metadata
-    ``_path_found=False`` and ``_reason`` (e.g. ``"no path found (A – B: no path within 3
-    hops per side)"``), plus ``_entities`` and per-pair ``_pairs`` details.
+    result is an empty list: a chain gets no context rather than a blank one. The reason
+    (e.g. ``"no path found (A – B: no path within 3 hops per side)"``), the entities used
+    and per-pair details go to the logger ``langchain_graphrag_milvus`` (INFO) and to the
+    run's callbacks as the custom event ``"graphrag_no_path"`` (also in
+    ``astream_events``); :class:`NoPathEvents` collects them:
+
+    .. code-block:: python
+
+        events = NoPathEvents()
+        docs = paths.invoke("How is Basel related to rockets?", config={"callbacks": [events]})
+        if not docs:
+            print(events.last["reason"])
 
     ``filter`` restricts the graph like :class:`MilvusGraphRetriever`'s: only relations
     supported by passages that pass it are searched, shown or cited.
@@ -96,6 +129,10 @@ class MilvusPathRetriever(_StoreRetriever):
     )
     filter: str | dict[str, Any] | None = Field(
         default=None, description="Restricts the graph to relations of passages matching this filter."
+    )
+    extractor_timeout: float | None = Field(
+        default=None,
+        description="Seconds the entity extractor may take; then the offline linker is used. None: no limit.",
     )
 
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)

@@ -35,6 +35,7 @@ from langchain_graphrag_milvus.effects import (
     Search,
     ViewOf,
 )
+from langchain_graphrag_milvus.extraction import MAX_QUERY_ENTITIES
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus_io import MAX_TOP_K
 from langchain_graphrag_milvus.params import RetrievalParams
@@ -42,17 +43,26 @@ from langchain_graphrag_milvus.stages import (
     RELATION_FIELDS,
     Candidate,
     Ranked,
-    allowed,
     from_relations,
     merge,
     order_from_positions,
     ppr_ranking,
+    search_in_view,
     similarity_ranking,
 )
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
-__all__ = ["RetrievalParams", "Candidate", "graph_pipeline", "naive_pipeline", "query_entities", "passage_document"]
+__all__ = [
+    "RetrievalParams",
+    "Candidate",
+    "graph_pipeline",
+    "naive_pipeline",
+    "query_entities",
+    "first_unique_names",
+    "passage_document",
+    "MAX_QUERY_ENTITIES",
+]
 
 PASSAGE_FIELDS = ("text", "$meta")
 
@@ -80,22 +90,44 @@ def passage_document(
 
 # ---------------------------------------------------------------------- stages
 def query_entities(
-    query: str, given: tuple[str, ...] | None, extractor: Runnable[str, list[str]] | None
+    query: str,
+    given: tuple[str, ...] | None,
+    extractor: Runnable[str, list[str]] | None,
+    *,
+    timeout: float | None = None,
+    filter_expr: str | None = None,
+    limit: int = MAX_QUERY_ENTITIES,
 ) -> Generator[Effect, Any, list[str]]:
-    """The query's entity names: ``given``, else the extractor's, else the offline linker's."""
+    """The query's entity names: ``given``, else the extractor's, else the offline linker's.
+
+    At most ``limit`` distinct non-blank names are kept (the first ones; the scan stops
+    there, so an answer listing millions of names costs no more than ``limit`` of them).
+    An extractor that fails, answers something that is not a list, or takes longer than
+    ``timeout`` seconds is replaced by the offline linker with a logged warning. With
+    ``filter_expr``, the linker knows only the names inside that filter's view.
+    """
     if given is not None:
-        names = list(given)
-    else:
-        names = []
-        if extractor is not None:
-            try:
-                names = list((yield Invoke(extractor, query)) or [])
-            except Exception as exc:  # a failing LLM must not fail retrieval
-                logger.warning("entity extraction failed (%s); using the offline linker", exc)
-                extractor = None
-        if extractor is None:
-            names = list((yield LinkEntities(query)) or [])
-    return [e for e in dict.fromkeys(str(e).strip() for e in names) if e]
+        return first_unique_names(given, limit)
+    if extractor is not None:
+        try:
+            answer = yield Invoke(extractor, query, timeout)
+            if isinstance(answer, (str, bytes)) or not isinstance(answer, (list, tuple)):
+                raise TypeError(f"the extractor answered {type(answer).__name__}, not a list of names")
+            return first_unique_names(answer, limit)
+        except Exception as exc:  # a failing LLM must not fail retrieval
+            logger.warning("entity extraction failed (%s); using the offline linker", exc or type(exc).__name__)
+    return first_unique_names((yield LinkEntities(query, filter_expr)) or [], limit)
+
+
+def first_unique_names(names: Any, limit: int) -> list[str]:
+    """The first ``limit`` distinct non-blank names (strings only), in order; linear, stops early."""
+    out: dict[str, None] = {}
+    for name in names:
+        if len(out) >= limit:
+            break
+        if isinstance(name, str) and (clean := name.strip()):
+            out.setdefault(clean, None)
+    return list(out)
 
 
 # ---------------------------------------------------------------------- pipelines
@@ -105,23 +137,32 @@ def graph_pipeline(
     *,
     entity_extractor: Runnable[str, list[str]] | None,
     reranker: Runnable[dict[str, Any], list[int]] | None,
+    trace: dict[str, Any] | None = None,
 ) -> Generator[Effect, Any, list[Document]]:
-    """The whole retrieval; yields effects, returns the Documents."""
+    """The whole retrieval; yields effects, returns the Documents.
+
+    ``trace``, if given, is filled with the intermediate state (query entities, hits,
+    graph, expansion, scores, pool, reranker choice) for :mod:`~langchain_graphrag_milvus.subgraph`.
+    """
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    names = yield from query_entities(query, p.entities, entity_extractor)
+    names = yield from query_entities(
+        query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
+    )
     graph: GraphIndex = yield GetGraph()
 
     vectors = yield Embed((query, *names))  # one embedding call for the query and its entities
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
-    relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
+    relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
+    entity_limit = p.entity_top_k
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
+        entity_limit = min(4 * entity_limit, MAX_TOP_K)
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if reranker is not None else 0)
     entity_hits, relation_hits, passage_hits = yield Gather(
         (
-            Search("entities", evecs, p.entity_top_k),
+            Search("entities", evecs, entity_limit),
             Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
             Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
         )
@@ -130,17 +171,27 @@ def graph_pipeline(
     passage_hits = passage_hits[0] if passage_hits else []
     view: GraphView | None = None
     if p.filter:  # the graph itself is restricted to the passages that pass the filter
-        view = yield ViewOf(p.filter)
-        relation_hits = allowed(graph.relations, relation_hits, view.relations)
-        entity_hits = [allowed(graph.entities, per, view.entities) for per in entity_hits]
+        view = yield ViewOf(p.filter, graph)
+        # the top hits *inside* the view, as if nothing else existed (searching further if needed)
+        (relation_hits,) = yield from search_in_view(
+            "relations", (qvec,), relation_k, graph.relations, view.relations, RELATION_FIELDS,
+            first=(relation_limit, [relation_hits]),
+        )  # fmt: skip
+        entity_hits = yield from search_in_view(
+            "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, entity_hits)
+        )
+    if trace is not None:
+        trace.update(params=p, entities=names, graph=graph, view=view, query_vector=qvec, entity_hits=entity_hits)
+        trace.update(relation_hits=relation_hits, passage_hits=passage_hits)
 
     if p.ranking == "similarity":
         ranked, pool = yield from similarity_ranking(
-            graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p, view
+            graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p, view, trace=trace
         )
     else:
         ranked, pool = yield from ppr_ranking(
-            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None, view
+            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None, view,
+            trace=trace,
         )
 
     chosen: list[Candidate] = []
@@ -154,12 +205,17 @@ def graph_pipeline(
                     "select": p.rerank_select,
                     "candidates": [{"id": c.id, "text": c.text, "passage_ids": list(c.passage_ids)} for c in pool],
                 },
+                p.rerank_timeout,
             )
             chosen = order_from_positions(pool, positions)
             if not chosen:
                 logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking)
         except Exception as exc:
-            logger.warning("reranker failed (%s); using the retriever's own order (%s)", exc, p.ranking)
+            logger.warning(
+                "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking
+            )
+    if trace is not None:
+        trace.update(pool=pool, chosen=chosen)
     dense = [Ranked(h.id, h.score, "passage_similarity") for h in passage_hits]
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 

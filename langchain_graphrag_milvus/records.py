@@ -22,8 +22,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from langchain_graphrag_milvus.errors import MalformedRecordError, MalformedTripletError
-from langchain_graphrag_milvus.normalize import clean_text, content_hash, stable_id
+from langchain_graphrag_milvus.errors import InvalidIdError, MalformedRecordError, MalformedTripletError
+from langchain_graphrag_milvus.identity import (
+    MAX_ID_BYTES,
+    check_chunk_form,
+    check_id,
+    default_passage_id,
+    resolve_source,
+)
+from langchain_graphrag_milvus.normalize import clean_text, content_hash
 
 __all__ = [
     "Triplet",
@@ -32,6 +39,7 @@ __all__ = [
     "RESERVED_METADATA_KEYS",
     "MAX_ID_BYTES",
     "MAX_TEXT_BYTES",
+    "default_passage_id",
     "parse_triplets",
     "record_from_mapping",
     "iter_jsonl",
@@ -40,8 +48,7 @@ __all__ = [
 #: Field names of the passage collection that user metadata may not use.
 RESERVED_METADATA_KEYS = frozenset({"pk", "text", "vector", "doc_hash", "triplets"})
 #: ``source_id`` is allowed in metadata (a string, at most MAX_ID_BYTES): it names the source document.
-#: Longest passage id accepted (bytes of UTF-8), the primary-key limit of the collections.
-MAX_ID_BYTES = 512
+#: MAX_ID_BYTES (from :mod:`.identity`): longest passage id accepted, the primary-key limit.
 #: Longest passage, entity or relation text accepted (bytes of UTF-8): Milvus' VARCHAR limit.
 MAX_TEXT_BYTES = 65_535
 _RECORD_FIELDS = frozenset({"id", "passage", "text", "triplets", "metadata"})
@@ -82,12 +89,16 @@ class PassageRecord:
     needs_extraction: bool = False
     #: Extraction was attempted and failed: the next ingest of this passage tries again.
     extraction_failed: bool = False
+    #: The source document when it is not the passage id (see :mod:`.identity`).
+    source: str | None = None
 
     @property
     def source_id(self) -> str:
-        """The source document this passage comes from (``metadata["source_id"]``, else its id)."""
+        """The source document: ``metadata["source_id"]``, else ``source``, else the passage id."""
         value = self.metadata.get("source_id")
-        return value if isinstance(value, str) and value else self.id
+        if isinstance(value, str) and value:
+            return value
+        return self.source if self.source else self.id
 
     @property
     def content_hash(self) -> str:
@@ -106,7 +117,11 @@ def _triplet_problem(raw: Any) -> str | None:
             return f"non-string part {part!r:.40} ({type(part).__name__})"
         if not clean_text(part):
             return f"empty part in {list(raw)!r:.120}"
-    if len(" ".join(raw).encode("utf-8")) > MAX_TEXT_BYTES:
+    try:
+        size = len(" ".join(raw).encode("utf-8"))
+    except UnicodeEncodeError:
+        return "not valid Unicode (lone surrogate); Milvus stores UTF-8"
+    if size > MAX_TEXT_BYTES:
         return "relation text longer than 65,535 bytes"
     return None
 
@@ -145,7 +160,13 @@ def parse_triplets(raw_triplets: Any, record_id: str, *, strict: bool, problems:
 
 
 def _check_json_value(value: Any, path: str) -> None:
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedRecordError(f"metadata {path} is not valid Unicode (lone surrogate)") from None
+        return
+    if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -159,6 +180,7 @@ def _check_json_value(value: Any, path: str) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise MalformedRecordError(f"metadata {path} has a non-string key {key!r}")
+            _check_json_value(key, f"{path} key")
             _check_json_value(item, f"{path}.{key}")
         return
     raise MalformedRecordError(
@@ -177,10 +199,10 @@ def validate_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
             raise MalformedRecordError(f"record {record_id!r}: metadata key {key!r} is not a name")
-        if key == "source_id" and (not isinstance(value, str) or not value or len(value.encode()) > MAX_ID_BYTES):
-            raise MalformedRecordError(
-                f"record {record_id!r}: metadata 'source_id' must be a non-empty string of at most {MAX_ID_BYTES} bytes"
-            )
+        if key == "source_id" and not isinstance(value, str):
+            raise InvalidIdError(f"record {record_id!r}: metadata 'source_id' must be a string")
+        if key == "source_id":
+            check_id(value, f"record {record_id!r}: metadata 'source_id'")
         if key in RESERVED_METADATA_KEYS or key.startswith("$"):
             raise MalformedRecordError(
                 f"record {record_id!r}: metadata key {key!r} is reserved "
@@ -195,22 +217,30 @@ def validate_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
 
 
 def check_passage_id(raw_id: Any, where: str) -> str:
-    """Turn a user id into a passage id string, or raise a clear error."""
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-        raise MalformedRecordError(f"{where}: id must be a string or an integer, got {raw_id!r:.60}")
-    passage_id = str(raw_id)
-    if not passage_id.strip():
-        raise MalformedRecordError(f"{where}: id is empty")
-    if len(passage_id.encode("utf-8")) > MAX_ID_BYTES:
-        raise MalformedRecordError(f"{where}: id is longer than {MAX_ID_BYTES} bytes")
-    return passage_id
+    """Turn a user id into a passage id string, or raise :class:`InvalidIdError`."""
+    return check_id(raw_id, where)
+
+
+def passage_identity(
+    raw_id: Any, text: str, metadata: dict[str, Any], source_field: str | None, where: str
+) -> tuple[str, str | None]:
+    """The passage id and source (None: the id) of a validated record; see :mod:`.identity`."""
+    given = check_passage_id(raw_id, where) if raw_id is not None else None
+    source = resolve_source(metadata, given, source_field, where)
+    passage_id = given if given is not None else default_passage_id(text, metadata)
+    check_chunk_form(passage_id, source if source is not None else passage_id, where)
+    return passage_id, source
 
 
 def check_passage_text(text: Any, where: str) -> str:
     """Check a passage text: a non-empty string within Milvus' VARCHAR limit."""
     if not isinstance(text, str) or not text.strip():
         raise MalformedRecordError(f"{where}: passage text is missing or empty")
-    if len(text.encode("utf-8")) > MAX_TEXT_BYTES:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MalformedRecordError(f"{where}: passage text is not valid Unicode (lone surrogate)") from None
+    if size > MAX_TEXT_BYTES:
         raise MalformedRecordError(
             f"{where}: passage text is longer than {MAX_TEXT_BYTES} bytes; split it into chunks "
             "(for example with langchain_text_splitters) before ingesting"
@@ -218,13 +248,13 @@ def check_passage_text(text: Any, where: str) -> str:
     return text
 
 
-def default_passage_id(text: str) -> str:
-    """The id given to a passage that comes without one: a hash of its text."""
-    return stable_id("passage", text)
-
-
 def record_from_mapping(
-    record: Mapping[str, Any], *, position: int, strict: bool, problems: list[Problem]
+    record: Mapping[str, Any],
+    *,
+    position: int,
+    strict: bool,
+    problems: list[Problem],
+    source_field: str | None = "source",
 ) -> PassageRecord:
     """Validate one seed- or MuSiQue-style record.
 
@@ -234,6 +264,7 @@ def record_from_mapping(
         position: Position in the input, used in messages when the record has no id.
         strict: Raise on malformed triplets instead of skipping them.
         problems: Receives skipped triplets.
+        source_field: Metadata key naming the source of a record without an id.
 
     Returns:
         The validated record.
@@ -250,12 +281,20 @@ def record_from_mapping(
     title = record.get("title")
     if "passage" not in record and isinstance(title, str) and title.strip():
         text = f"{title}\n{text}"
-    passage_id = check_passage_id(record["id"], where) if "id" in record else default_passage_id(text)
     extra = {k: v for k, v in record.items() if k not in _RECORD_FIELDS}
-    metadata = {**validate_metadata(record.get("metadata"), passage_id), **validate_metadata(extra, passage_id)}
+    label = str(record.get("id", f"#{position}"))
+    metadata = {**validate_metadata(record.get("metadata"), label), **validate_metadata(extra, label)}
+    if "id" in record and record["id"] is None:
+        raise InvalidIdError(f"{where}: id is None; leave the key out for a generated id")
+    passage_id, source = passage_identity(record.get("id"), text, metadata, source_field, where)
     triplets = parse_triplets(record.get("triplets"), passage_id, strict=strict, problems=problems)
     return PassageRecord(
-        id=passage_id, text=text, metadata=metadata, triplets=triplets, needs_extraction="triplets" not in record
+        id=passage_id,
+        text=text,
+        metadata=metadata,
+        triplets=triplets,
+        needs_extraction="triplets" not in record,
+        source=source,
     )
 
 

@@ -10,7 +10,8 @@ Contract of every reranker the retriever accepts (so any ``Runnable`` can replac
 The default, :func:`create_llm_reranker`, numbers the candidates ``[1]..[n]`` (short
 numbers instead of ids: fewer tokens, fewer copying mistakes), asks the model to pick
 ``select`` of them with its reasoning, and parses ``useful_relationships``. Positions the
-model invents are dropped by the retriever; invalid JSON or a failing model make the
+model invents or repeats are dropped (in one capped pass: see :func:`parse_rerank_answer`);
+invalid JSON, a failing model or one slower than the retriever's ``rerank_timeout`` make the
 retriever fall back to its own order with a logged warning.
 
 Example:
@@ -18,7 +19,7 @@ Example:
     >>> llm = FakeListChatModel(responses=[
     ...     '{"thought_process": "...", "useful_relationships": ["[2] b", "[9] x", "[1] a"]}'])
     >>> create_llm_reranker(llm).invoke({"question": "q?", "relations": ["a", "b"], "select": 2})
-    [1, 8, 0]
+    [1, 0]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 __all__ = [
     "RERANK_ONE_SHOT_INPUT",
@@ -89,12 +90,16 @@ def format_relations(relations: list[str]) -> str:
     return "\n".join(f"[{i}] {text}" for i, text in enumerate(relations, start=1)).strip()
 
 
-def parse_rerank_answer(answer: Any, n_relations: int | None = None) -> list[int]:
+def parse_rerank_answer(answer: Any, n_relations: int | None = None, *, limit: int | None = None) -> list[int]:
     """Positions (0-based) from the model's JSON answer, in the model's order.
 
     Accepts ``{"useful_relationships": [...]}`` whose items are ``"[3] text"`` strings or
     bare numbers (1-based, as numbered in the prompt). Duplicates are dropped; with
     ``n_relations`` given, positions outside the list are dropped too.
+
+    Bounded: one pass with a set (linear), only the first 200 characters of an item are
+    read, and the scan stops after ``limit`` valid positions (default: ``n_relations``,
+    the pool size), so an answer listing 200,000 ids costs at most one linear pass.
 
     Raises:
         OutputParserException: The answer has no ``useful_relationships`` list.
@@ -104,26 +109,37 @@ def parse_rerank_answer(answer: Any, n_relations: int | None = None) -> list[int
     else:
         items = answer
     if not isinstance(items, list):
-        raise OutputParserException(f"rerank answer has no 'useful_relationships' list: {answer!r:.200}")
+        raise OutputParserException(f"rerank answer has no 'useful_relationships' list: {str(answer)[:200]!r}")
+    cap = limit if limit is not None else n_relations
     positions: list[int] = []
+    seen: set[int] = set()
     for item in items:
-        number: int | None = None
-        if isinstance(item, int) and not isinstance(item, bool):
-            number = item
-        elif isinstance(item, str):
-            match = _BRACKET.search(item)
-            if match:
-                number = int(match.group(1))
-            elif item.strip().isdigit():
-                number = int(item.strip())
-        if number is None or number < 1:
+        if cap is not None and len(positions) >= cap:
+            break
+        pos = _item_position(item)
+        if pos is None or (n_relations is not None and pos >= n_relations) or pos in seen:
             continue
-        pos = number - 1
-        if n_relations is not None and pos >= n_relations:
-            continue
-        if pos not in positions:
-            positions.append(pos)
+        seen.add(pos)
+        positions.append(pos)
     return positions
+
+
+def _item_position(item: Any) -> int | None:
+    number: int | None = None
+    if isinstance(item, int) and not isinstance(item, bool):
+        number = item
+    elif isinstance(item, str):
+        head = item[:200]
+        match = _BRACKET.search(head)
+        if match and len(match.group(1)) <= 18:
+            number = int(match.group(1))
+        elif head.strip().isdigit() and len(head.strip()) <= 18:
+            number = int(head.strip())
+    return number - 1 if number is not None and number >= 1 else None
+
+
+def _parse_payload_answer(value: dict[str, Any]) -> list[int]:
+    return parse_rerank_answer(value["answer"], len(value["relations"]))
 
 
 def _prompt_input(payload: dict[str, Any]) -> dict[str, Any]:
@@ -152,15 +168,15 @@ def create_llm_reranker(llm: BaseChatModel, *, json_mode: bool | None = None) ->
             may reject the argument; the parser tolerates fenced or chatty JSON anyway.
 
     Returns:
-        A runnable mapping ``{"question", "relations", "select"}`` to 0-based positions.
+        A runnable mapping ``{"question", "relations", "select"}`` to 0-based positions
+        (at most ``len(relations)``, each valid and distinct).
     """
     use_json = _wants_json_mode(llm) if json_mode is None else json_mode
     model: Runnable[Any, Any] = llm.bind(response_format={"type": "json_object"}) if use_json else llm
-    chain = (
-        RunnableLambda(_prompt_input, name="format_relations")
-        | create_rerank_prompt()
-        | model
-        | JsonOutputParser()
-        | RunnableLambda(parse_rerank_answer, name="parse_rerank_answer")
+    answer = (
+        RunnableLambda(_prompt_input, name="format_relations") | create_rerank_prompt() | model | JsonOutputParser()
+    )
+    chain = RunnablePassthrough.assign(answer=answer) | RunnableLambda(
+        _parse_payload_answer, name="parse_rerank_answer"
     )
     return chain.with_config(run_name="graph_rerank")

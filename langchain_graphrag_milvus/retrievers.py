@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from abc import abstractmethod
 from collections.abc import Generator
 from typing import Any, Literal, TypeVar
@@ -28,15 +29,21 @@ from langchain_graphrag_milvus.effects import (
     GetGraph,
     Invoke,
     LinkEntities,
+    Notify,
     Search,
     ViewOf,
 )
 from langchain_graphrag_milvus.expr import as_filter
 from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
+from langchain_graphrag_milvus.filter_errors import filter_errors
 from langchain_graphrag_milvus.params import RetrievalParams
 from langchain_graphrag_milvus.pipeline import graph_pipeline, naive_pipeline
 from langchain_graphrag_milvus.rerank import create_llm_reranker
 from langchain_graphrag_milvus.store import MilvusGraphStore
+from langchain_graphrag_milvus.subgraph import Subgraph
+from langchain_graphrag_milvus.timeouts import ainvoke_with_timeout, invoke_with_timeout
+
+logger = logging.getLogger("langchain_graphrag_milvus")
 
 __all__ = ["MilvusGraphRetriever", "NaivePassageRetriever"]
 
@@ -94,7 +101,12 @@ class _StoreRetriever(BaseRetriever):
     def _sync_effect(self, effect: Effect, callbacks: Any) -> Any:
         store = self.store
         if isinstance(effect, Invoke):
-            return effect.runnable.invoke(effect.input, config={"callbacks": callbacks})
+            return invoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
+        if isinstance(effect, Notify):
+            logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
+            if callbacks is not None:
+                callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
+            return None
         if isinstance(effect, Embed):
             return store.embedding.embed_documents(list(effect.texts))
         if isinstance(effect, Search):
@@ -112,12 +124,14 @@ class _StoreRetriever(BaseRetriever):
         if isinstance(effect, GetGraph):
             return store.graph
         if isinstance(effect, LinkEntities):
-            return store.entity_linker().find(effect.query)
+            with filter_errors(effect.filter_expr):
+                return store.entity_linker(effect.filter_expr).find(effect.query)
         if isinstance(effect, EntityNames):
             names = store.entity_names()
             return {i: names.get(i, "") for i in effect.ids}
         if isinstance(effect, ViewOf):
-            return store.graph_view(effect.filter_expr)
+            with filter_errors(effect.filter_expr):
+                return store.graph_view(effect.filter_expr, effect.graph)
         if isinstance(effect, Compute):
             return effect.fn(*effect.args)
         raise TypeError(f"unknown effect {effect!r}")
@@ -125,7 +139,12 @@ class _StoreRetriever(BaseRetriever):
     async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
         store = self.store
         if isinstance(effect, Invoke):
-            return await effect.runnable.ainvoke(effect.input, config={"callbacks": callbacks})
+            return await ainvoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
+        if isinstance(effect, Notify):
+            logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
+            if callbacks is not None:
+                await callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
+            return None
         if isinstance(effect, Embed):
             return await store.embedding.aembed_documents(list(effect.texts))
         if isinstance(effect, Search):
@@ -190,6 +209,8 @@ class NaivePassageRetriever(_StoreRetriever):
     filter: str | dict[str, Any] | None = None
 
     def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
         unknown = set(kwargs) - {"k", "filter"} - _IGNORED_KWARGS
         if unknown:
             raise TypeError(f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}")
@@ -290,6 +311,14 @@ class MilvusGraphRetriever(_StoreRetriever):
     bridge_candidates: int = Field(default=10, ge=1, description="Passages the bridge step looks at.")
     max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
     rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
+    rerank_timeout: float | None = Field(
+        default=None,
+        description="Seconds the reranker may take; then the no-LLM order is used (warning logged). None: no limit.",
+    )
+    extractor_timeout: float | None = Field(
+        default=None,
+        description="Seconds the entity extractor may take; then the offline linker is used. None: no limit.",
+    )
     filter: str | dict[str, Any] | None = Field(
         default=None,
         description="Restricts passages *and the graph*: a Milvus expression over passage metadata "
@@ -311,6 +340,41 @@ class MilvusGraphRetriever(_StoreRetriever):
     def _defaults(self) -> RetrievalParams:
         return self._field_params(RetrievalParams)
 
-    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+    def _pipeline(
+        self, query: str, kwargs: dict[str, Any], trace: dict[str, Any] | None = None
+    ) -> Generator[Effect, Any, list[Document]]:
         params = self._call_params(self._defaults(), kwargs)
-        return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker)
+        return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker, trace=trace)
+
+    def explain(self, query: str, **kwargs: Any) -> Subgraph:
+        """The subgraph behind this query's answer: entities, relations hop by hop, passages, scores.
+
+        Runs the retrieval once (same settings and per-call overrides as ``invoke``) and
+        records what it did; see :func:`~langchain_graphrag_milvus.subgraph_build.query_subgraph`
+        for the extra arguments (``max_relations``, ``display_hops``).
+
+        Example:
+            .. code-block:: python
+
+                sub = retriever.explain("What contribution did the son of Euler's teacher make?")
+                open("answer.html", "w").write(sub.to_html())
+                sub.write_graphml("answer.graphml")
+        """
+        from langchain_graphrag_milvus.subgraph_build import query_subgraph
+
+        return query_subgraph(self, query, **kwargs)
+
+    async def aexplain(self, query: str, **kwargs: Any) -> Subgraph:
+        """Async :meth:`explain` (the retrieval runs on the async path)."""
+        from langchain_graphrag_milvus.subgraph_build import query_subgraph_async
+
+        return await query_subgraph_async(self, query, **kwargs)
+
+    def _traced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]:
+        """Run the retrieval, returning its Documents and the pipeline's trace."""
+        trace: dict[str, Any] = {}
+        return self._run(self._pipeline(query, kwargs, trace), None), trace
+
+    async def _atraced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]:
+        trace: dict[str, Any] = {}
+        return await self._arun(self._pipeline(query, kwargs, trace), None), trace

@@ -16,6 +16,7 @@ from langchain_graphrag_milvus import expr
 from langchain_graphrag_milvus.effects import Effect, EntityNames, Search
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus_io import MAX_TOP_K, Hit
+from langchain_graphrag_milvus.milvus_schema import Kind
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id
 from langchain_graphrag_milvus.params import RetrievalParams
 from langchain_graphrag_milvus.ranking import (
@@ -35,6 +36,7 @@ __all__ = [
     "merge",
     "from_relations",
     "allowed",
+    "search_in_view",
 ]
 
 RELATION_FIELDS = ("text", "passage_ids", "predicate")
@@ -95,16 +97,61 @@ def _candidates(
 
 def allowed(lookup: Any, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
     """The hits whose graph index the mask allows (unknown ids are dropped too)."""
-    """The hits whose graph index the mask allows (unknown ids are dropped too)."""
     idx = _graph_indices(lookup, [h.id for h in hits])
     return [h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]]
 
 
+def search_in_view(
+    kind: Kind,
+    vectors: tuple[tuple[float, ...], ...],
+    k: int,
+    lookup: Any,
+    mask: np.ndarray,
+    output_fields: tuple[str, ...] = ("pk",),
+    *,
+    first: tuple[int, Sequence[Sequence[Hit]]] | None = None,
+    min_score: float | None = None,
+) -> Generator[Effect, Any, list[list[Hit]]]:
+    """The top ``k`` hits per vector *among the items the mask allows*.
+
+    What a search over only the view's items would return, whatever lies outside it:
+    the search is repeated with a larger limit (×8, up to Milvus' top-k cap) while a
+    vector has fewer than ``k`` allowed hits and the last answer was full. With
+    ``min_score``, a vector is also done once its hits fall below that score. ``first``:
+    ``(limit, results)`` of a search already made.
+    """
+    limit, results = first if first is not None else (min(max(4 * k, 32), MAX_TOP_K), None)
+    while True:
+        if results is None:
+            results = yield Search(kind, vectors, limit, None, output_fields)
+        kept = [allowed(lookup, per, mask)[:k] for per in results]
+        done = all(
+            len(mine) >= k or len(per) < limit or (min_score is not None and per and per[-1].score < min_score)
+            for mine, per in zip(kept, results)
+        )
+        if done or limit >= MAX_TOP_K:
+            return kept
+        limit, results = min(limit * 8, MAX_TOP_K), None
+
+
 def order_from_positions(pool: list[Candidate], positions: Sequence[int] | None) -> list[Candidate]:
-    """The pool's relations the reranker chose, in its order; invalid positions dropped."""
+    """The pool's relations the reranker chose, in its order; invalid positions dropped.
+
+    Linear and capped: the scan stops once every pool relation has been chosen, so an
+    answer listing 200,000 positions costs at most one pass (usually a few items).
+
+    Raises:
+        TypeError: ``positions`` is not a list or tuple (the pipeline falls back).
+    """
+    if positions is None:
+        return []
+    if not isinstance(positions, (list, tuple)):
+        raise TypeError(f"the reranker answered {type(positions).__name__}, not a list of positions")
     chosen: list[Candidate] = []
     seen: set[int] = set()
-    for pos in positions or []:
+    for pos in positions:
+        if len(chosen) >= len(pool):
+            break
         if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)):
             continue
         pos = int(pos)
@@ -148,6 +195,7 @@ def similarity_ranking(
     relation_hits: Sequence[Hit],
     p: RetrievalParams,
     view: GraphView | None,
+    trace: dict[str, Any] | None = None,
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The seed's method: expand the hits, order the candidates by similarity to the query."""
     e_idx = _graph_indices(graph.entities, [h.id for per in entity_hits for h in per])
@@ -166,6 +214,8 @@ def similarity_ranking(
         decay=p.decay,
         relation_mask=None if view is None else view.relations,
     )
+    if trace is not None:
+        trace["expansion"] = expansion
     ids = [key_to_id(k) for k in graph.relations.keys[expansion.relations].tolist()]
     if not ids:
         return [], []
@@ -186,6 +236,7 @@ def ppr_ranking(
     p: RetrievalParams,
     want_pool: bool,
     view: GraphView | None,
+    trace: dict[str, Any] | None = None,
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (PageRank + bridge) and, if wanted, its one-relation-per-passage pool."""
     params = p.ppr
@@ -240,6 +291,8 @@ def ppr_ranking(
             order.remove(bridged)
             order.insert(1, bridged)
     hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
+    if trace is not None:
+        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores, bridged=bridged)
     ranked = [
         Ranked(
             graph.passages.ids[g],

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,6 +32,7 @@ from langchain_graphrag_milvus.milvus_schema import (
     check_collection,
     create_collection,
 )
+from langchain_graphrag_milvus.offline_extraction import resolve_extractor
 from langchain_graphrag_milvus.records import RESERVED_METADATA_KEYS
 from langchain_graphrag_milvus.triplets import TripletCache
 
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
+    from langchain_graphrag_milvus.subgraph import Subgraph
 
 __all__ = ["MilvusGraphStore", "Hit"]
 
@@ -113,9 +116,19 @@ class MilvusGraphStore(MilvusReads, GraphState):
             a fingerprint of the Milvus data it was built from; a stale one is rebuilt.
         on_stale: ``"rebuild"`` (default) or ``"error"``: raise
             :class:`~langchain_graphrag_milvus.errors.StaleIndexError` when the saved index
-            does not match Milvus.
+            does not match Milvus (:class:`~langchain_graphrag_milvus.errors.CorruptIndexError`
+            when it is damaged). With ``"rebuild"`` both are rebuilt from Milvus with a
+            logged warning.
+        refresh_interval: Seconds between checks for changes made by *other* writers
+            (another process or store instance on the same URI and prefix): at most this
+            often, a retrieval reads the generation counter (one ``describe_collection``)
+            and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
+            never (call :meth:`refresh` yourself). Default 1 s; see README "Guarantees".
         extractor: Triplet extractor for passages ingested without triplets (e.g.
-            :func:`~langchain_graphrag_milvus.triplets.create_llm_triplet_extractor`).
+            :func:`~langchain_graphrag_milvus.triplets.create_llm_triplet_extractor`), or
+            ``"offline"`` for the spaCy extractor of
+            :mod:`~langchain_graphrag_milvus.offline_extraction` (no LLM; the ``offline``
+            extra and an English spaCy pipeline must be installed; loads on first use).
         extraction_cache: A sqlite file caching extractions by passage text (default: in
             memory), so re-ingesting never pays twice.
         extraction_concurrency: Extraction calls in flight at once.
@@ -124,6 +137,14 @@ class MilvusGraphStore(MilvusReads, GraphState):
             Milvus searches, not all pairs). Expansion then treats them as one node.
             ``None`` (default): no synonym links.
         synonym_top_k: See ``synonym_threshold``.
+        source_field: The metadata key naming the source of a document ingested without
+            an id (``"source"``, as LangChain loaders set it): ``upsert_documents``
+            replaces, and ``delete_documents([source])`` removes, all its passages.
+            ``None``: such documents are their own source. Rules in
+            :mod:`langchain_graphrag_milvus.identity`.
+
+    Raises:
+        TypeError: ``embedding`` is not a LangChain ``Embeddings``.
     """
 
     def __init__(
@@ -142,12 +163,21 @@ class MilvusGraphStore(MilvusReads, GraphState):
         timeout: float | None = 60.0,
         graph_path: str | os.PathLike[str] | None = None,
         on_stale: Literal["rebuild", "error"] = "rebuild",
-        extractor: Runnable[str, Any] | None = None,
+        refresh_interval: float | None = 1.0,
+        extractor: Runnable[str, Any] | Literal["offline"] | None = None,
         extraction_cache: str | os.PathLike[str] | None = None,
         extraction_concurrency: int = 4,
         synonym_threshold: float | None = None,
         synonym_top_k: int = 5,
+        source_field: str | None = "source",
     ) -> None:
+        if not isinstance(embedding, Embeddings):
+            raise TypeError(
+                f"embedding must be a LangChain Embeddings (e.g. OpenAIEmbeddings()), not {type(embedding).__name__}"
+            )
+        if source_field is not None and (not isinstance(source_field, str) or not source_field):
+            raise TypeError("source_field must be a metadata key (a non-empty string) or None")
+        self.source_field = source_field
         expr.field_name(collection_prefix)
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
@@ -170,8 +200,15 @@ class MilvusGraphStore(MilvusReads, GraphState):
             raise ValueError("on_stale must be 'rebuild' or 'error'")
         self.graph_path = Path(graph_path) if graph_path is not None else None
         self.on_stale = on_stale
+        if refresh_interval is not None and (
+            isinstance(refresh_interval, bool) or not isinstance(refresh_interval, (int, float)) or refresh_interval < 0
+        ):
+            raise ValueError(f"refresh_interval must be a number of seconds >= 0 or None, got {refresh_interval!r}")
+        self.refresh_interval = None if refresh_interval is None else float(refresh_interval)
+        self._checked_at = time.monotonic()
+        self._seen_generation: int | None = None
         self._strong_reads: set[Kind] = set()
-        self.extractor = extractor
+        self.extractor: Runnable[Any, Any] | None = resolve_extractor(extractor)
         self.extraction_cache = TripletCache(extraction_cache)
         if extraction_concurrency < 1:
             raise ValueError("extraction_concurrency must be positive")
@@ -384,15 +421,18 @@ class MilvusGraphStore(MilvusReads, GraphState):
     ) -> IngestReport:
         """Ingest ``Document``s; ``metadata["triplets"]`` holds their triplets (absent: extracted).
 
-        The passage id is ``Document.id`` (or a hash of the text when it is ``None``); the
-        rest of the metadata is stored with the passage and returned on retrieval. With a
-        LangChain text ``splitter``, documents are chunked first (chunk ids
-        ``"{id}#0000"``...; ``metadata["source_id"]`` keeps the document id).
+        The passage id is ``Document.id`` (or, when it is ``None``, a hash of the text and
+        metadata); the rest of the metadata is stored with the passage and returned on
+        retrieval. With a LangChain text ``splitter``, documents are chunked first (chunk
+        ids ``"{source}#0000"``...; ``metadata["source_id"]`` keeps the source: the
+        document id, else ``metadata[source_field]``).
         """
         from langchain_graphrag_milvus.ingest import ingest_documents
         from langchain_graphrag_milvus.lifecycle import split
 
-        docs = split(list(documents), splitter) if splitter is not None else documents
+        if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
+            raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
+        docs = split(list(documents), splitter, self.source_field) if splitter is not None else documents
         return ingest_documents(self, docs, strict=strict, show_progress=show_progress, extractor=extractor)
 
     def add_jsonl(
@@ -422,7 +462,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
         Passages of a source that are not in the new version are deleted (with the
         relations and entities only they supported), changed ones replaced, new ones added,
         unchanged ones left alone. The source id is ``metadata["source_id"]``, else
-        ``Document.id``.
+        ``Document.id``, else ``metadata[source_field]`` (``"source"``: a loader's file).
         """
         from langchain_graphrag_milvus.lifecycle import upsert_documents
 
@@ -454,6 +494,16 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
 
         return MilvusPathRetriever(store=self, **kwargs)
+
+    def export_graph(self, *, filter: str | Mapping[str, Any] | None = None, limit: int | None = None) -> Subgraph:
+        """The stored graph (or the part a passage filter allows, or ``limit`` relations) as a Subgraph.
+
+        Export it with ``.to_networkx()``, ``.write_graphml(path)``, ``.to_json()`` or
+        ``.to_html()``; see :func:`~langchain_graphrag_milvus.subgraph_build.store_subgraph`.
+        """
+        from langchain_graphrag_milvus.subgraph_build import store_subgraph
+
+        return store_subgraph(self, filter=filter, limit=limit)
 
     def drop(self) -> None:
         """Drop the three collections and forget the graph (irreversible)."""

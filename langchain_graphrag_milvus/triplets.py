@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "OPENIE_PROMPT",
+    "DEFAULT_ENTITY_TYPES",
     "TripletExtraction",
     "create_llm_triplet_extractor",
     "parse_extraction",
@@ -51,8 +52,7 @@ __all__ = [
 
 OPENIE_PROMPT = """Your task is to build a knowledge graph from the passage below.
 
-1. List the named entities of the passage (people, places, organisations, works, events,
-   dates, numbers, concepts).
+1. List the named entities of the passage ({entity_types}).
 2. Write subject-predicate-object triples stating the facts of the passage. Each triple
    should use at least one, preferably two, of the named entities; resolve pronouns to the
    names they stand for; keep predicates short.
@@ -63,10 +63,22 @@ Passage:
 {passage}
 """
 
-_EXAMPLE_IN = OPENIE_PROMPT.format(
-    passage="Radio City is India's first private FM radio station and was started on 3 July 2001. "
+#: The entity types the default prompt names.
+DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
+    "people",
+    "places",
+    "organisations",
+    "works",
+    "events",
+    "dates",
+    "numbers",
+    "concepts",
+)
+_EXAMPLE_PASSAGE = (
+    "Radio City is India's first private FM radio station and was started on 3 July 2001. "
     "It plays Hindi, English and regional songs."
 )
+_EXAMPLE_IN = OPENIE_PROMPT.format(passage=_EXAMPLE_PASSAGE, entity_types=", ".join(DEFAULT_ENTITY_TYPES))
 _EXAMPLE_OUT = json.dumps(
     {
         "named_entities": ["Radio City", "India", "3 July 2001", "Hindi", "English"],
@@ -145,6 +157,23 @@ def _from_message(message: BaseMessage) -> dict[str, Any]:
     return {"triplets": parse_extraction(str(message.content)), "usage": _usage(message)}
 
 
+def _structured_triples(parsed: Any) -> list[list[Any]]:
+    """Triples from a structured answer: a ``triples``/``triplets``/``relations`` list of lists or dicts."""
+    data = parsed.model_dump() if isinstance(parsed, BaseModel) else parsed
+    if not isinstance(data, dict):
+        raise OutputParserException(f"structured extraction returned {type(parsed).__name__}, not an object")
+    items = next((data[k] for k in ("triples", "triplets", "relations") if isinstance(data.get(k), list)), None)
+    if items is None:
+        raise OutputParserException(f"structured answer has no triples/triplets/relations list: {sorted(data)}")
+    out: list[list[Any]] = []
+    for item in items:
+        if isinstance(item, dict):
+            out.append([item.get("subject"), item.get("predicate", item.get("relation")), item.get("object")])
+        else:
+            out.append(list(item) if isinstance(item, (list, tuple)) else [item])
+    return out
+
+
 def _from_structured(result: dict[str, Any]) -> dict[str, Any]:
     parsed = result.get("parsed")
     raw = result.get("raw")
@@ -152,40 +181,96 @@ def _from_structured(result: dict[str, Any]) -> dict[str, Any]:
         if raw is not None:
             return {"triplets": parse_extraction(str(raw.content)), "usage": _usage(raw)}
         raise OutputParserException(f"structured extraction failed: {result.get('parsing_error')}")
-    triples = parsed.triples if isinstance(parsed, TripletExtraction) else parsed.get("triples", [])
-    return {"triplets": [list(t) for t in triples], "usage": _usage(raw)}
+    return {"triplets": _structured_triples(parsed), "usage": _usage(raw)}
+
+
+def _extraction_prompt(
+    prompt: str | None, entity_types: Sequence[str] | None, examples: Sequence[tuple[str, str]] | None
+) -> ChatPromptTemplate:
+    """The chat prompt: few-shot examples, then the template with ``{passage}`` (and ``{entity_types}``)."""
+    template = OPENIE_PROMPT if prompt is None else prompt
+    if "{passage}" not in template:
+        raise ValueError("the extraction prompt must contain the placeholder {passage}")
+    types = list(DEFAULT_ENTITY_TYPES if entity_types is None else entity_types)
+    if not types or not all(isinstance(t, str) and t.strip() for t in types):
+        raise ValueError("entity_types must be a non-empty list of non-empty strings")
+    human = HumanMessagePromptTemplate.from_template(template)
+    values = {"entity_types": ", ".join(t.strip() for t in types)} if "{entity_types}" in template else {}
+    messages: list[Any] = []
+    for passage, answer in examples or ():
+        messages += [HumanMessage(human.format(passage=passage, **values).content), AIMessage(answer)]
+    return ChatPromptTemplate.from_messages([*messages, human]).partial(**values)
 
 
 def create_llm_triplet_extractor(
-    llm: BaseChatModel, *, structured: bool | None = None, retries: int = 3
+    llm: BaseChatModel,
+    *,
+    structured: bool | None = None,
+    retries: int = 3,
+    prompt: str | None = None,
+    entity_types: Sequence[str] | None = None,
+    schema: type[BaseModel] | None = None,
+    examples: Sequence[tuple[str, str]] | None = None,
 ) -> Runnable[str, dict[str, Any]]:
     """The OpenIE extraction chain: passage text → ``{"triplets", "usage"}``.
+
+    Example (a graph of people and places only, with its own prompt):
+        .. code-block:: python
+
+            extractor = create_llm_triplet_extractor(
+                llm,
+                entity_types=["person", "city", "university"],
+                prompt="Extract facts about {entity_types} as JSON "
+                '{{"triples": [["subject", "predicate", "object"]]}}. Passage: {passage}',
+            )
 
     Args:
         llm: Any chat model.
         structured: Use ``with_structured_output`` (``None``: when the model supports it).
         retries: Attempts on transient errors (connection, time-out, rate limit), with
             exponential back-off and jitter.
+        prompt: The instruction template (default :data:`OPENIE_PROMPT`). It must contain
+            ``{passage}``; ``{entity_types}`` is replaced by the types, comma-separated;
+            literal braces are doubled (``{{``). Without structured output the answer
+            must be JSON with a ``"triples"`` list of ``[subject, predicate, object]``.
+        entity_types: The entity types the prompt names (default
+            :data:`DEFAULT_ENTITY_TYPES`: people, places, organisations...).
+        schema: A pydantic model for structured output (default
+            :class:`TripletExtraction`). It needs a ``triples`` (or ``triplets`` /
+            ``relations``) list whose items are ``[s, p, o]`` lists or objects with
+            ``subject``, ``predicate`` and ``object`` fields.
+        examples: Few-shot ``(passage, answer)`` pairs shown before the passage (default:
+            HippoRAG's Radio City example with the default schema, none with a custom one).
+
+    Raises:
+        ValueError: The prompt lacks ``{passage}`` or ``entity_types`` is empty.
     """
-    prompt = ChatPromptTemplate.from_messages(
-        [HumanMessage(_EXAMPLE_IN), AIMessage(_EXAMPLE_OUT), HumanMessagePromptTemplate.from_template(OPENIE_PROMPT)]
-    )
+    if examples is None and schema is None:
+        examples = [(_EXAMPLE_PASSAGE, _EXAMPLE_OUT)]
+    chat_prompt = _extraction_prompt(prompt, entity_types, examples)
     chain: Runnable[Any, dict[str, Any]] | None = None
     if structured is not False:
         try:
-            structured_model: Runnable[Any, Any] = llm.with_structured_output(TripletExtraction, include_raw=True)
-            chain = prompt | structured_model | RunnableLambda(_from_structured, name="parse_triplets")
+            structured_model: Runnable[Any, Any] = llm.with_structured_output(
+                schema or TripletExtraction, include_raw=True
+            )
+            chain = chat_prompt | structured_model | RunnableLambda(_from_structured, name="parse_triplets")
         except NotImplementedError:
             if structured:
                 raise
     if chain is None:
-        chain = prompt | llm | RunnableLambda(_from_message, name="parse_triplets")
+        chain = chat_prompt | llm | RunnableLambda(_from_message, name="parse_triplets")
     full: Runnable[str, dict[str, Any]] = RunnableLambda(_as_passage, name="as_passage") | chain
     if retries > 1:
         full = full.with_retry(
             retry_if_exception_type=TRANSIENT_ERRORS, stop_after_attempt=retries, wait_exponential_jitter=True
         )
     model_name = getattr(llm, "model_name", None) or getattr(llm, "model", None) or type(llm).__name__
+    custom = (prompt, entity_types, schema and schema.__qualname__, examples)
+    if any(x is not None for x in custom[:3]) or examples != [(_EXAMPLE_PASSAGE, _EXAMPLE_OUT)]:
+        # another prompt gives other triplets: a cache namespace of its own
+        digest = hashlib.sha256(repr(custom).encode()).hexdigest()[:8]
+        model_name = f"{model_name}:{digest}"
     return full.with_config(run_name=f"graph_triplet_extraction[{model_name}]")
 
 
@@ -242,20 +327,44 @@ def extractor_name(extractor: Runnable[Any, Any]) -> str:
     return str(config.get("run_name") or extractor.get_name())
 
 
+def _batch_extract(extractor: Any, texts: list[str], titles: dict[str, str]) -> list[Any]:
+    """Results of an extractor with ``extract_many`` (one batched call; a failure fails all)."""
+    items = [{"text": t, "title": titles[t]} if t in titles else t for t in texts]
+    try:
+        return list(extractor.extract_many(items))
+    except Exception as exc:  # reported per passage, never raised here
+        return [exc for _ in texts]
+
+
 def extract_texts(
-    texts: Sequence[str], extractor: Runnable[str, Any], cache: TripletCache, *, max_concurrency: int
+    texts: Sequence[str],
+    extractor: Runnable[str, Any],
+    cache: TripletCache,
+    *,
+    max_concurrency: int,
+    titles: Sequence[str | None] | None = None,
 ) -> list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]]:
     """Triplets for each text: ``(triplets, usage, from_cache, error)``.
 
     The model is called only for texts not in the cache, at most ``max_concurrency`` at a
-    time; failures are returned, not raised.
+    time; failures are returned, not raised. An extractor with an ``extract_many`` method
+    (the offline one) gets all texts in one call, with their ``titles`` (a title changes
+    the cache key); others get the text alone.
     """
     name = extractor_name(extractor)
-    keys = [TripletCache.key(name, t) for t in texts]
+    batched = callable(getattr(extractor, "extract_many", None))
+    given = dict(zip(texts, titles)) if (batched and titles is not None) else {}
+    title_of = {t: v for t, v in given.items() if v}
+    keys = [TripletCache.key(name, t if t not in title_of else f"{title_of[t]}\x1e{t}") for t in texts]
     cached = cache.get_many(list(dict.fromkeys(keys)))
     todo = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in cached))
     fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]] = {}
-    if todo:
+    if todo and batched:
+        answers = _batch_extract(extractor, todo, title_of)
+        fresh = _fresh_results(todo, answers)
+        key_of = dict(zip(texts, keys))
+        cache.put_many({key_of[t]: v[0] for t, v in fresh.items() if v[0] is not None})
+    elif todo:
         # one invoke per text in a bounded pool (``batch(return_exceptions=True)`` of a
         # runnable with retries mixes up results in langchain-core 1.7, so it is not used)
         def call(text: str) -> Any:
@@ -266,16 +375,33 @@ def extract_texts(
 
         with ThreadPoolExecutor(max_workers=max(1, min(max_concurrency, len(todo)))) as pool:
             answers = list(pool.map(call, todo))
-        for text, answer in zip(todo, answers):
-            if isinstance(answer, BaseException):
-                fresh[text] = (None, {}, answer)
-            elif isinstance(answer, dict):
-                fresh[text] = (list(answer.get("triplets") or []), dict(answer.get("usage") or {}), None)
-            elif isinstance(answer, list):
-                fresh[text] = (answer, {}, None)
-            else:
-                fresh[text] = (None, {}, OutputParserException(f"extractor returned {type(answer).__name__}"))
+        fresh = _fresh_results(todo, answers)
         cache.put_many({TripletCache.key(name, t): v[0] for t, v in fresh.items() if v[0] is not None})
+    return _in_order(texts, keys, cached, fresh)
+
+
+def _fresh_results(
+    todo: Sequence[str], answers: Sequence[Any]
+) -> dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]]:
+    fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]] = {}
+    for text, answer in zip(todo, answers):
+        if isinstance(answer, BaseException):
+            fresh[text] = (None, {}, answer)
+        elif isinstance(answer, dict):
+            fresh[text] = (list(answer.get("triplets") or []), dict(answer.get("usage") or {}), None)
+        elif isinstance(answer, list):
+            fresh[text] = (answer, {}, None)
+        else:
+            fresh[text] = (None, {}, OutputParserException(f"extractor returned {type(answer).__name__}"))
+    return fresh
+
+
+def _in_order(
+    texts: Sequence[str],
+    keys: Sequence[str],
+    cached: dict[str, list[Any]],
+    fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]],
+) -> list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]]:
     out: list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]] = []
     seen: set[str] = set()
     for text, key in zip(texts, keys):

@@ -9,7 +9,10 @@ Rules every write follows:
   its next insert or upsert (measured on Milvus 2.3: a ``"Session"`` read right after a
   delete can still return the deleted rows);
 * every change that alters the graph first bumps the store's generation, so a persisted
-  graph index built before the change (or during a change that crashed) is stale.
+  graph index built before the change (or during a change that crashed) is stale;
+* rows are deleted with a ``pk in [...]`` filter built by :mod:`.expr` (every id escaped),
+  never with pymilvus' ``ids=``, which pastes the raw strings into its expression (an id
+  holding a quote would widen the delete).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from langchain_graphrag_milvus import expr
 from langchain_graphrag_milvus.graph import GraphIndex, RemovedItems
 from langchain_graphrag_milvus.milvus_schema import Kind
 from langchain_graphrag_milvus.normalize import key_to_id
@@ -46,7 +50,7 @@ def write_rows(store: MilvusGraphStore, kind: Kind, rows: list[dict[str, Any]], 
     for i in range(0, len(old), store.batch_size):
         batch = old[i : i + store.batch_size]
         if replace_by_delete:
-            store.client.delete(name, ids=[r["pk"] for r in batch], timeout=store.timeout)
+            store.client.delete(name, filter=expr.in_list("pk", [r["pk"] for r in batch]), timeout=store.timeout)
             store.client.insert(name, batch, timeout=store.timeout)
         else:
             store.client.upsert(name, batch, timeout=store.timeout)
@@ -58,7 +62,9 @@ def delete_rows(store: MilvusGraphStore, kind: Kind, ids: Sequence[str]) -> None
     if not ids:
         return
     for i in range(0, len(ids), _DELETE_CHUNK):
-        store.client.delete(store.collection_name(kind), ids=list(ids[i : i + _DELETE_CHUNK]), timeout=store.timeout)
+        store.client.delete(
+            store.collection_name(kind), filter=expr.in_list("pk", ids[i : i + _DELETE_CHUNK]), timeout=store.timeout
+        )
     store._strong_reads.add(kind)
 
 

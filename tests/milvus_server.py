@@ -1,54 +1,188 @@
 """Start and stop a real Milvus standalone server from the ``milvus`` wheel (2.3.5).
 
-No Docker: the wheel carries the binary and an embedded etcd. The server listens on the
-first free port from 19530. Stopping: SIGTERM, then SIGKILL if it has not exited after
-``grace`` seconds. Measured here, a server holding collections ignores SIGTERM and SIGINT
-for minutes; a killed server leaves stale etcd sessions that slow the next start *in the
-same directory* by ~50 s, so every session uses a fresh directory.
+No Docker: the wheel carries the binary and an embedded etcd. Every server gets its own ports,
+so a second one starts on a machine that already runs one: the wheel's template hard-wires
+nothing but the embedded etcd, which binds 127.0.0.1:2379/2380 unless Milvus is given an
+embed-etcd configuration file (``etcd.config.path``). This module writes one per server, with a
+free client and peer port, next to a copy of the wheel's template that points at it. The
+ports are kept in ``ports.json`` in the server's directory, so a restart in the same directory
+(after a crash) comes back on the same URI with the same etcd member.
 
-Usable as a script (``python tests/milvus_server.py DIR`` prints the URI and serves until
-interrupted) and by the test session (``conftest.py``).
+Stopping: by the handle's own process (never by a name pattern): SIGTERM, then SIGKILL if it
+has not exited after ``grace`` seconds. Measured here, a server holding collections ignores
+SIGTERM for minutes; a killed server leaves etcd sessions that slow the next start *in the same
+directory* until their lease expires (``session_ttl``, 30 s in the wheel's template).
+
+When ``MILVUS_SERVER_PID_DIR`` is set (``.ci/run`` sets it to a directory it created), each
+started server writes ``<pid>.pid`` there (pid and directory) and removes it when stopped, so
+a test session killed before its teardown still leaves CI what it needs to stop that server and
+no other.
+
+Usable as a script (``python tests/milvus_server.py DIR [PORT]`` prints the URI and serves
+until interrupted; PORT defaults to 19530) and by the test session (``conftest.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import re
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+PID_DIR_ENV = "MILVUS_SERVER_PID_DIR"
+# The wheel's template resolves these ``*_port`` keys; we add the metrics port and etcd's peer port.
+PORT_KEYS = (
+    "etcd_port",
+    "root_coord_port",
+    "proxy_port",
+    "proxy_internal_port",
+    "query_coord_port",
+    "query_node_port",
+    "index_coord_port",
+    "index_node_port",
+    "data_coord_port",
+    "data_node_port",
+)
+EXTRA_PORTS = ("metrics_port", "etcd_peer_port")
+
+
+def free_ports(count: int, preferred: dict[int, int] | None = None) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (the OS picks them; ``preferred`` index → port)."""
+    socks: list[socket.socket] = []
+    ports: list[int] = []
+    try:
+        for i in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(sock)
+            sock.bind(("127.0.0.1", (preferred or {}).get(i, 0)))
+            ports.append(sock.getsockname()[1])
+    finally:
+        for sock in socks:
+            sock.close()
+    return ports
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the Go servers do: TIME_WAIT is free
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
 
 class MilvusServerHandle:
-    def __init__(self, base_dir: Path) -> None:
-        from milvus import MilvusServer
+    """One Milvus standalone process in ``base_dir``, on its own ports.
 
-        self.base_dir = Path(base_dir)
+    Args:
+        base_dir: the server's directory (binary, configs, data, logs, ``ports.json``).
+        port: the gRPC port; ``None`` picks a free one (kept for restarts in the same directory).
+        session_ttl: Milvus' session lease in seconds (the wheel's 30 if ``None``); a restart after
+            a kill waits for the old sessions' leases to expire.
+    """
+
+    def __init__(self, base_dir: Path, *, port: int | None = None, session_ttl: int | None = None) -> None:
+        self.base_dir = Path(base_dir).resolve()
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        self.server = MilvusServer()
-        self.server.set_base_dir(str(self.base_dir))
+        self.port = port
+        self.session_ttl = session_ttl
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.ports: dict[str, int] = {}
+        self.startup_seconds = 0.0
+        self._fds: list = []
 
     @property
     def uri(self) -> str:
-        return f"http://127.0.0.1:{self.server.listen_port}"
+        return f"http://127.0.0.1:{self.ports['proxy_port']}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def _resolve_ports(self) -> dict[str, int]:
+        saved = self.base_dir / "ports.json"
+        keys = (*PORT_KEYS, *EXTRA_PORTS)
+        if saved.exists():
+            ports = {k: int(v) for k, v in json.loads(saved.read_text()).items()}
+            if set(ports) == set(keys) and all(_port_free(p) for p in ports.values()):
+                return ports
+        preferred = {keys.index("proxy_port"): self.port} if self.port else None
+        ports = dict(zip(keys, free_ports(len(keys), preferred)))
+        saved.write_text(json.dumps(ports))
+        return ports
+
+    def _write_configs(self) -> Path:
+        import milvus
+
+        wheel_template = Path(milvus.__file__).parent / "data" / "config.yaml.template"
+        text = wheel_template.read_text(encoding="utf-8")
+        etcd_conf = self.base_dir / "configs" / "embed-etcd.yaml"
+        etcd_conf.parent.mkdir(parents=True, exist_ok=True)
+        client = f"http://127.0.0.1:{self.ports['etcd_port']}"
+        peer = f"http://127.0.0.1:{self.ports['etcd_peer_port']}"
+        etcd_conf.write_text(
+            f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
+            f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\n"
+            f"initial-cluster: default={peer}\n",
+            encoding="utf-8",
+        )
+        anchor = "  use:\n    embed: true"
+        if anchor not in text:
+            raise RuntimeError(f"unexpected Milvus config template {wheel_template}: no embedded etcd section")
+        text = text.replace(anchor, f"  config:\n    path: {etcd_conf}\n{anchor}", 1)
+        for key in PORT_KEYS:  # literal ports: the wheel's resolver would refuse ports in TIME_WAIT after a kill
+            text, n = re.subn(r"\{\{\s*" + key + r"\(int\):\s*\d+\s*\}\}", str(self.ports[key]), text)
+            if n != 1:
+                raise RuntimeError(f"unexpected Milvus config template {wheel_template}: {n} places for {key}")
+        if self.session_ttl is not None:
+            text = text.replace("    ttl: 30 #", f"    ttl: {int(self.session_ttl)} #", 1)
+        template = self.base_dir / "configs" / "template.yaml"
+        template.write_text(text, encoding="utf-8")
+        return template
 
     def start(self, timeout: float = 180.0) -> str:
-        import urllib.request
+        """Start the server (also again in the same directory after a kill); returns its URI."""
+        import milvus
+        from milvus import MilvusServer, MilvusServerConfig
 
+        if self.proc is not None and self.proc.poll() is None:
+            raise RuntimeError(f"the Milvus server in {self.base_dir} is already running (pid {self.proc.pid})")
         started = time.perf_counter()
-        self.server.wait_for_started = False
-        self.server.start()
-        health = f"http://127.0.0.1:{self.server.webservice_port}/healthz"
+        self.ports = self._resolve_ports()
+        config = MilvusServerConfig(template=str(self._write_configs()))
+        config.glog_conf_file = str(Path(milvus.__file__).parent / "data" / "glog.conf")  # unset with a template
+        server = MilvusServer(config, wait_for_started=False)
+        server.set_base_dir(str(self.base_dir))
+        server.webservice_port = self.ports["metrics_port"]
+        server.start()
+        self.ports["metrics_port"] = server.webservice_port  # the wheel moves it if it is taken
+        self.proc, self._fds = server.server_proc, list(server.proc_fds.values())
+        server.server_proc, server.proc_fds = None, {}  # the handle owns the process from here on
+        self._record_pid()
+        self._wait_healthy(started, timeout)
+        self.startup_seconds = time.perf_counter() - started
+        return self.uri
+
+    def _wait_healthy(self, started: float, timeout: float) -> None:
+        health = f"http://127.0.0.1:{self.ports['metrics_port']}/healthz"
+        assert self.proc is not None
         while time.perf_counter() - started < timeout:
-            if self.server.server_proc.poll() is not None:  # died (port taken, bad config...)
+            if self.proc.poll() is not None:  # died (port taken, bad config...)
                 break
             try:
                 with urllib.request.urlopen(health, timeout=2) as resp:
                     if b"OK" in resp.read():
                         time.sleep(1)  # as the wheel does: let the proxy settle
-                        self.startup_seconds = time.perf_counter() - started
-                        return self.uri
+                        return
             except OSError:
                 pass
             time.sleep(0.2)
@@ -57,35 +191,64 @@ class MilvusServerHandle:
         tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
         raise RuntimeError(f"Milvus server did not start within {timeout:.0f}s; its log ends with:\n{tail}")
 
-    def stop(self, grace: float = 10.0) -> None:
-        proc = self.server.server_proc
-        if proc is None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-        self.server.server_proc = None
-        for fd in self.server.proc_fds.values():
+    def _pid_file(self) -> Path | None:
+        pid_dir = os.environ.get(PID_DIR_ENV)
+        if not pid_dir or self.proc is None:
+            return None
+        return Path(pid_dir) / f"{self.proc.pid}.pid"
+
+    def _record_pid(self) -> None:
+        (self.base_dir / "server.pid").write_text(f"{self.proc.pid if self.proc else ''}\n")
+        pid_file = self._pid_file()
+        if pid_file is not None:
+            pid_file.write_text(f"{self.proc.pid if self.proc else ''} {self.base_dir}\n")
+
+    def _forget(self) -> None:
+        pid_file = self._pid_file()
+        if pid_file is not None:
+            pid_file.unlink(missing_ok=True)
+        (self.base_dir / "server.pid").unlink(missing_ok=True)
+        for fd in self._fds:
             fd.close()
-        self.server.proc_fds.clear()
+        self._fds = []
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL the server now (a crash, for fault injection); ``start()`` restarts it here."""
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self._forget()
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM the server, SIGKILL it after ``grace`` seconds; only this handle's process."""
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+        self._forget()
 
 
 @contextlib.contextmanager
-def running_server(base_dir: Path) -> Iterator[str]:
-    handle = MilvusServerHandle(base_dir)
-    uri = handle.start()
+def running_server(base_dir: Path, *, port: int | None = None) -> Iterator[MilvusServerHandle]:
+    """A started server, stopped on exit."""
+    handle = MilvusServerHandle(base_dir, port=port)
+    handle.start()
     try:
-        yield uri
+        yield handle
     finally:
         handle.stop()
 
 
 if __name__ == "__main__":
-    with running_server(Path(sys.argv[1] if len(sys.argv) > 1 else ".milvus-server")) as server_uri:
-        print(server_uri, flush=True)
+    directory = Path(sys.argv[1] if len(sys.argv) > 1 else ".milvus-server")
+    with running_server(directory, port=int(sys.argv[2]) if len(sys.argv) > 2 else 19530) as server:
+        print(server.uri, flush=True)
         try:
             while True:
                 time.sleep(1)

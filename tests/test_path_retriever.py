@@ -6,12 +6,12 @@ import logging
 import uuid
 
 import pytest
-from langchain_core.documents import Document
 from langchain_core.language_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import create_retriever_tool
 
 from langchain_graphrag_milvus import MilvusGraphStore, MilvusPathRetriever, create_llm_entity_extractor
+from langchain_graphrag_milvus.path_retriever import NoPathEvents
 
 from .conftest import backend_uri, close_store
 from .fakes import FailingChatModel, LexicalEmbeddings
@@ -26,6 +26,14 @@ def passage_of(store: MilvusGraphStore, needle: str) -> str:
     )
     (pid,) = [r["pk"] for r in rows if needle in r["text"]]
     return str(pid)
+
+
+async def no_path(retrieve, retriever, query: str, **kwargs) -> dict:
+    """Runs a retrieval that finds no path: no Document, one event saying why."""
+    events = NoPathEvents()
+    docs = await retrieve(retriever, query, config={"callbacks": [events]}, **kwargs)
+    assert docs == [] and len(events.events) == 1, (docs, events.events)
+    return events.last
 
 
 async def test_euler_to_daniel_through_johann(nano_store, retrieve) -> None:
@@ -75,18 +83,15 @@ async def test_hop_limit_and_no_path_reason(nano_store, retrieve) -> None:
     (found,) = await retrieve(retriever, "How is Basel related to the law of large numbers?", entities=entities)
     assert found.metadata["_hops"] == 5
     assert found.metadata["_path"][1:4] == ["Leonhard Euler", "Johann Bernoulli", "Jakob Bernoulli"]
-    (none,) = await retrieve(retriever, "?", entities=entities, max_hops=2)
-    assert none.page_content == ""
-    assert none.metadata["_path_found"] is False
-    assert none.metadata["_reason"] == (
-        "no path found (Basel – the law of large numbers: no path within 2 hops per side)"
-    )
-    assert none.metadata["_pairs"] == [
+    none = await no_path(retrieve, retriever, "?", entities=entities, max_hops=2)
+    assert none["reason"] == "no path found (Basel – the law of large numbers: no path within 2 hops per side)"
+    assert none["entities"] == entities
+    assert none["pairs"] == [
         {
             "pair": entities,
             "hops": None,
             "paths": 0,
-            "visited": none.metadata["_pairs"][0]["visited"],
+            "visited": none["pairs"][0]["visited"],
             "truncated": False,
             "reason": "no path within 2 hops per side",
         }
@@ -95,15 +100,12 @@ async def test_hop_limit_and_no_path_reason(nano_store, retrieve) -> None:
 
 async def test_fewer_than_two_entities(nano_store, retrieve) -> None:
     retriever = MilvusPathRetriever(store=nano_store)
-    (doc,) = await retrieve(retriever, "Who was Daniel Bernoulli?")
-    assert doc.metadata["_path_found"] is False
-    assert doc.metadata["_reason"] == "need two entities in the graph; found 1 (Daniel Bernoulli)"
-    (doc,) = await retrieve(retriever, "?", entities=["Daniel Bernoulli", "Zebra Quartz"])
-    assert doc.metadata["_reason"] == (
-        "need two entities in the graph; found 1 (Daniel Bernoulli); not found: Zebra Quartz"
-    )
-    (doc,) = await retrieve(retriever, "nothing here")
-    assert doc.metadata["_reason"] == "need two entities in the graph; found 0"
+    event = await no_path(retrieve, retriever, "Who was Daniel Bernoulli?")
+    assert event["reason"] == "need two entities in the graph; found 1 (Daniel Bernoulli)"
+    event = await no_path(retrieve, retriever, "?", entities=["Daniel Bernoulli", "Zebra Quartz"])
+    assert event["reason"] == "need two entities in the graph; found 1 (Daniel Bernoulli); not found: Zebra Quartz"
+    event = await no_path(retrieve, retriever, "nothing here")
+    assert event["reason"] == "need two entities in the graph; found 0"
 
 
 async def test_names_resolve_by_variant_then_by_vector(nano_store, retrieve) -> None:
@@ -119,8 +121,10 @@ async def test_names_resolve_by_variant_then_by_vector(nano_store, retrieve) -> 
     assert 0.8 < cosine < 0.9
     (doc,) = await retrieve(retriever, "?", entities=["Leonhard Euler", "Daniel B. Bernoulli"], entity_min_score=0.8)
     assert doc.metadata["_path"][-1] == "Daniel Bernoulli"
-    (doc,) = await retrieve(retriever, "?", entities=["Leonhard Euler", "Daniel B. Bernoulli"], entity_min_score=0.9)
-    assert doc.metadata["_reason"] == (
+    event = await no_path(
+        retrieve, retriever, "?", entities=["Leonhard Euler", "Daniel B. Bernoulli"], entity_min_score=0.9
+    )
+    assert event["reason"] == (
         "need two entities in the graph; found 1 (Leonhard Euler); not found: Daniel B. Bernoulli"
     )
 
@@ -241,8 +245,8 @@ async def test_a_tenant_filter_restricts_the_paths(tenant_store, retrieve) -> No
     assert set(b.metadata["_relations"]) == {"Alice Smith lives in Springfield", "Alice Smith was born in Springfield"}
     assert b.metadata["_passage_ids"] == ["b1"]
     # Globex exists only in tenant b's passages
-    (none,) = await retrieve(retriever, "?", entities=["Alice Smith", "Globex"], filter={"tenant": "a"})
-    assert none.metadata["_reason"] == (
+    none = await no_path(retrieve, retriever, "?", entities=["Alice Smith", "Globex"], filter={"tenant": "a"})
+    assert none["reason"] == (
         "need two entities in the filtered part of the graph; found 1 (Alice Smith); not found: Globex"
     )
     (direct,) = await retrieve(retriever, "?", entities=["Alice Smith", "Globex"], filter={"tenant": "b"})
@@ -253,11 +257,11 @@ async def test_a_tenant_filter_restricts_the_paths(tenant_store, retrieve) -> No
     assert set(rockets.metadata["_passage_ids"]) <= {"a1", "a2"}
 
 
-def test_no_path_document_is_a_document() -> None:
-    from langchain_graphrag_milvus.path_pipeline import no_path_document
+def test_no_path_is_an_event_not_a_blank_document() -> None:
+    from langchain_graphrag_milvus.path_pipeline import NO_PATH_EVENT, no_path_event
 
-    doc = no_path_document("why", ["A"])
-    assert isinstance(doc, Document) and doc.page_content == "" and doc.metadata["_reason"] == "why"
+    event = no_path_event("why", ["A"])
+    assert event.name == NO_PATH_EVENT and event.data == {"reason": "why", "entities": ["A"], "pairs": []}
 
 
 async def test_relations_scored_in_chunks_give_the_same_documents(nano_store, retrieve, monkeypatch) -> None:
@@ -280,7 +284,7 @@ async def test_names_resolve_independently_under_a_filter(tenant_store, retrieve
     assert doc.metadata["_pair"] == ["Acme Crp", "Alice Smith"]
     assert doc.metadata["_path"] == ["Acme Corp", "Alice Smith"]
     assert doc.metadata["_relations"] == ["Alice Smith works at Acme Corp"]
-    (none,) = await retrieve(retriever, "?", entities=["Globex", "Acme Crp"], filter={"tenant": "a"})
-    assert none.metadata["_reason"] == (
+    none = await no_path(retrieve, retriever, "?", entities=["Globex", "Acme Crp"], filter={"tenant": "a"})
+    assert none["reason"] == (
         "need two entities in the filtered part of the graph; found 1 (Acme Crp); not found: Globex"
     )

@@ -1,13 +1,18 @@
 """Saving and loading a :class:`~langchain_graphrag_milvus.graph.GraphIndex` (``.npy`` files).
 
-A directory holds one ``.npy`` file per array plus ``manifest.json`` (format, counts and
-the fingerprint of the data the index was built from). Loading memory-maps the arrays.
+A directory holds one ``.npy`` file per array plus ``manifest.json`` (format, counts, the
+fingerprint of the data the index was built from, and the length and CRC-32 of every
+file). Loading checks the manifest, every file's length and checksum and the arrays'
+shapes before memory-mapping them; anything damaged, missing or mismatched raises
+:class:`IndexFileError` (never a raw ``ValueError``/``JSONDecodeError``/``OSError``), so
+the caller can rebuild the index.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,9 +24,24 @@ from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.graph.index import GraphIndex
 
-__all__ = ["save", "load", "read_manifest", "FORMAT_VERSION"]
+__all__ = ["save", "load", "read_manifest", "verify", "file_checksum", "IndexFileError", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 1
+#: 2: the manifest lists every file with its length and CRC-32.
+FORMAT_VERSION = 2
+_READ_CHUNK = 1 << 22
+
+
+class IndexFileError(ValueError):
+    """A saved index is damaged, incomplete, of another format or inconsistent with its manifest."""
+
+
+def file_checksum(path: Path) -> int:
+    """CRC-32 of a file's bytes (read in 4 MiB chunks)."""
+    crc = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(_READ_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 def save(graph: GraphIndex, directory: str | os.PathLike[str], *, fingerprint: dict[str, Any] | None = None) -> Path:
@@ -54,14 +74,18 @@ def save(graph: GraphIndex, directory: str | os.PathLike[str], *, fingerprint: d
         "passage_blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "passage_offsets": offsets,
     }
+    files: dict[str, dict[str, int]] = {}
     for name, arr in arrays.items():
-        np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
+        file = tmp / f"{name}.npy"
+        np.save(file, np.ascontiguousarray(arr), allow_pickle=False)
+        files[file.name] = {"bytes": file.stat().st_size, "crc32": file_checksum(file)}
     manifest = {
         "format": FORMAT_VERSION,
         "entities": graph.n_entities,
         "relations": graph.n_relations,
         "passages": graph.n_passages,
         "fingerprint": fingerprint or {},
+        "files": files,
     }
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     if target.exists():
@@ -77,24 +101,90 @@ def save(graph: GraphIndex, directory: str | os.PathLike[str], *, fingerprint: d
 
 
 def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of a saved index (counts, format, fingerprint)."""
-    manifest: dict[str, Any] = json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
+    """The manifest of a saved index (counts, format, fingerprint, files).
+
+    Raises:
+        IndexFileError: It is missing, unreadable, not JSON or not of this format.
+    """
+    file = Path(directory) / "manifest.json"
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IndexFileError(f"{file} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexFileError(f"{file} is unreadable: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise IndexFileError(f"{file} is not a format-{FORMAT_VERSION} manifest (format {found!r})")
+    if not isinstance(manifest.get("files"), dict) or not manifest["files"]:
+        raise IndexFileError(f"{file} lists no files")
     return manifest
 
 
-def load(directory: str | os.PathLike[str], *, mmap: bool = True) -> GraphIndex:
-    """Load an index written by :meth:`save` (memory-mapped by default)."""
+def verify(directory: str | os.PathLike[str], manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Check every file the manifest lists: present, of its length, with its CRC-32.
+
+    Returns:
+        The manifest.
+
+    Raises:
+        IndexFileError: Naming the first file that is missing, truncated or altered.
+    """
     path = Path(directory)
-    manifest = read_manifest(path)
-    if manifest.get("format") != FORMAT_VERSION:
-        raise ValueError(f"unsupported graph index format {manifest.get('format')!r} in {path}")
-    mode: Literal["r"] | None = "r" if mmap else None
+    manifest = read_manifest(path) if manifest is None else manifest
+    for name, meta in manifest["files"].items():
+        file = path / str(name)
+        if file.parent != path or not isinstance(meta, dict):
+            raise IndexFileError(f"the manifest in {path} lists an invalid file entry {name!r}")
+        try:
+            size = file.stat().st_size
+            if size != meta.get("bytes"):
+                raise IndexFileError(f"{file} has {size} bytes, the manifest says {meta.get('bytes')}")
+            if file_checksum(file) != meta.get("crc32"):
+                raise IndexFileError(f"{file} does not match its checksum")
+        except OSError as exc:
+            raise IndexFileError(f"{file} is missing or unreadable: {exc}") from None
+    return manifest
+
+
+def load(directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = True) -> GraphIndex:
+    """Load an index written by :meth:`save` (memory-mapped by default).
+
+    Args:
+        directory: Where :func:`save` wrote it.
+        mmap: Memory-map the arrays instead of reading them.
+        check: Verify every file's length and checksum first (:func:`verify`).
+
+    Raises:
+        IndexFileError: The index is damaged, incomplete or inconsistent.
+    """
+    path = Path(directory)
+    manifest = verify(path) if check else read_manifest(path)
+    try:
+        index = _load_arrays(path, manifest, "r" if mmap else None)
+    except IndexFileError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, IndexError, UnicodeDecodeError) as exc:
+        raise IndexFileError(f"the graph index in {path} cannot be read: {exc}") from None
+    if (index.n_entities, index.n_relations, index.n_passages) != (
+        manifest.get("entities"),
+        manifest.get("relations"),
+        manifest.get("passages"),
+    ):
+        raise IndexFileError(f"graph index in {path} does not match its manifest")
+    return index
+
+
+def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None) -> GraphIndex:
+    listed = set(manifest["files"])
 
     def arr(name: str) -> Any:
+        if f"{name}.npy" not in listed:
+            raise IndexFileError(f"the manifest in {path} does not list {name}.npy")
         return np.load(path / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
 
-    blob = bytes(np.load(path / "passage_blob.npy"))
-    offsets = np.load(path / "passage_offsets.npy").tolist()
+    blob = bytes(arr("passage_blob"))
+    offsets = np.asarray(arr("passage_offsets")).tolist()
     pids = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
     from langchain_graphrag_milvus.graph.index import GraphIndex
 
@@ -109,13 +199,24 @@ def load(directory: str | os.PathLike[str], *, mmap: bool = True) -> GraphIndex:
         pas_rel=CSR(arr("pas_rel_indptr"), arr("pas_rel_indices")),
         synonyms=CSR(arr("synonyms_indptr"), arr("synonyms_indices")),
     )
-    if (index.n_entities, index.n_relations, index.n_passages) != (
-        manifest["entities"],
-        manifest["relations"],
-        manifest["passages"],
-    ):
-        raise ValueError(f"graph index in {path} does not match its manifest")
+    _check_shapes(index, path)
     return index
+
+
+def _check_shapes(index: GraphIndex, path: Path) -> None:
+    """Arrays that agree with each other (a consistent but wrong manifest is caught here)."""
+    n_e, n_r, n_p = index.n_entities, index.n_relations, index.n_passages
+    problems = [
+        len(index.rel_subject) != n_r or len(index.rel_object) != n_r,
+        len(index.ent_rel.indptr) != n_e + 1,
+        len(index.rel_pas.indptr) != n_r + 1,
+        len(index.pas_rel.indptr) != n_p + 1,
+        len(index.synonyms.indptr) != n_e + 1,
+    ]
+    for csr in (index.ent_rel, index.rel_pas, index.pas_rel, index.synonyms):
+        problems.append(int(csr.indptr[-1]) != len(csr.indices))
+    if any(problems):
+        raise IndexFileError(f"the arrays of the graph index in {path} disagree with each other")
 
 
 def _rmtree(path: Path) -> None:

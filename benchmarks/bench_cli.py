@@ -1,0 +1,123 @@
+"""Wall-clock time of each CLI command on the demo corpus, as a user runs them (new processes).
+
+The demo corpus is the seed's four Bernoulli/Euler passages as four kinds of file (text,
+Markdown, HTML, a two-page PDF). Each command runs ``--repeat`` times in a fresh process
+(median reported) against a Milvus Lite store in a temporary folder, with MiniLM
+embeddings and spaCy extraction. Baselines from the same run: ``python -c pass`` (the
+interpreter alone) and importing the package's store and retrievers eagerly (what
+``--help`` cost before the CLI's imports were made lazy).
+
+    .venv/bin/python benchmarks/bench_cli.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset  # noqa: E402
+
+
+def minimal_pdf(pages: list[str]) -> bytes:
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>"]
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>")
+    font = 3 + 2 * len(pages)
+    for i, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 10 Tf 40 720 Td ({escaped}) Tj ET"
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out
+
+
+def write_demo_corpus(folder: Path) -> None:
+    jakob, johann, daniel, euler = (r["passage"].replace("–", "-").replace("’", "'") for r in nano_dataset())
+    folder.mkdir(parents=True)
+    (folder / "jakob.txt").write_text(jakob, encoding="utf-8")
+    (folder / "johann.md").write_text(f"# Johann Bernoulli\n\n{johann}\n", encoding="utf-8")
+    (folder / "daniel.html").write_text(
+        f"<html><head><title>Daniel</title></head><body><p>{daniel}</p></body></html>", encoding="utf-8"
+    )
+    half = euler.index(". ", len(euler) // 2) + 1
+    (folder / "euler.pdf").write_bytes(minimal_pdf([euler[:half], euler[half:].strip()]))
+
+
+def timed(argv: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env={**os.environ, "CI": "1"})
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    py = sys.executable
+    cli = [py, "-m", "langchain_graphrag_milvus"]
+    work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
+    try:
+        write_demo_corpus(work / "docs")
+        store = ["--uri", str(work / "demo.db")]
+        steps: list[tuple[str, list[str], bool]] = [
+            ("python -c pass (baseline)", [py, "-c", "pass"], False),
+            (
+                "eager import of store + retrievers (baseline: --help before)",
+                [py, "-c", "import langchain_graphrag_milvus.store, langchain_graphrag_milvus.retrievers"],
+                False,
+            ),
+            ("--help", [*cli, "--help"], False),
+            ("ingest docs/ --sync (new store: 4 files)", [*cli, "ingest", "docs", "--sync", *store], True),
+            ("ingest docs/ --sync (nothing changed)", [*cli, "ingest", "docs", "--sync", *store], False),
+            ("query (graph, k=2)", [*cli, "query", NANO_QUESTION, "-k", "2", *store], False),
+            ("query --mode naive", [*cli, "query", NANO_QUESTION, "-k", "2", "--mode", "naive", *store], False),
+            ("query --html answer.html", [*cli, "query", NANO_QUESTION, "-k", "2", "--html", "a.html", *store], False),
+            ("graph export -o graph.graphml", [*cli, "graph", "export", "-o", "g.graphml", *store], False),
+            ("stats", [*cli, "stats", *store], False),
+        ]
+        rows = []
+        for name, argv, fresh in steps:
+            times = []
+            for _ in range(args.repeat):
+                if fresh:
+                    shutil.rmtree(work / "demo.db", ignore_errors=True)
+                times.append(timed(argv, work))
+            rows.append((name, statistics.median(times), min(times)))
+        load = os.getloadavg()[0]
+        print(f"\nCLI on the demo corpus ({args.repeat} runs each, new process each; load average {load:.1f})\n")
+        print("| command | median s | min s |")
+        print("|---|---|---|")
+        for name, median, best in rows:
+            print(f"| {name} | {median:.2f} | {best:.2f} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,399 @@
+"""Cross-validated choice of the no-LLM ranking, on musique100 and hotpotqa100.
+
+One command prints, per data set × graph source, Recall@2/@5 of naive vector search,
+the old default (PageRank + the fitted bridge step), the new default (chained walks)
+and the k-fold cross-validated lift (constants chosen on k-1 folds, scored on the k-th):
+
+    .venv/bin/python benchmarks/cv_ranking.py                       # all sets it can build
+    .venv/bin/python benchmarks/cv_ranking.py --sets musique:given  # one
+
+Every retrieval input that needs Milvus (the query's embedding, entity hits, the full
+similarity order of relations and passages; exact FLAT search) is gathered once per
+question and cached on disk next to the embedding cache; the ranking variants then run
+in-process on the graph (numpy only). The new default is also run through the real
+``MilvusGraphRetriever`` and must agree with the in-process number (printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import pickle
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langchain_graphrag_milvus.cli import DEFAULT_CACHE, _embeddings  # noqa: E402
+from langchain_graphrag_milvus.evaluation import Question, load_questions, recall_at  # noqa: E402
+from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
+from langchain_graphrag_milvus.milvus_io import MAX_TOP_K  # noqa: E402
+from langchain_graphrag_milvus.normalize import entity_id, id_to_key  # noqa: E402
+from langchain_graphrag_milvus.pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
+from langchain_graphrag_milvus.ranking import (  # noqa: E402
+    PPRRankingParams,
+    bridge_choice,
+    order_passages,
+    ppr_passage_scores,
+    predicate_overlap,
+)
+from langchain_graphrag_milvus.store import MilvusGraphStore  # noqa: E402
+from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+KS = (2, 5)
+
+
+def log(msg: str) -> None:
+    """Progress on stderr."""
+    print(msg, file=sys.stderr, flush=True)  # noqa: T201
+
+
+@dataclass
+class Probe:
+    """What Milvus answers for one question (exact search), kept for in-process ranking."""
+
+    names: list[str]
+    entity_hits: list[list[str]]
+    relation_ids: list[str]
+    relation_scores: list[float]
+    relation_predicates: list[str]
+    passage_ids: list[str]
+    passage_scores: list[float]
+
+
+def open_store(dataset: str, source: str, cache: Path) -> MilvusGraphStore:
+    """The store of one data set × graph source (ingested once; embeddings cached)."""
+    embedding, _ = _embeddings("local", cache)
+    path = DATA / dataset / "passages.jsonl"
+    prefix = f"cv_{dataset.removesuffix('100')}_{source}"  # ingestion is idempotent: a changed file is upserted
+    store = MilvusGraphStore(embedding, uri=str(cache / "cv_milvus.db"), collection_prefix=prefix)
+    started = time.perf_counter()
+    if source == "given":
+        report = store.add_jsonl(path)
+    else:
+        from langchain_graphrag_milvus.offline_extraction import create_offline_triplet_extractor
+        from langchain_graphrag_milvus.records import iter_jsonl
+
+        rows = [{k: v for k, v in row.items() if k != "triplets"} for _, row in iter_jsonl(path)]
+        report = store.add_records(rows, extractor=create_offline_triplet_extractor())
+    log(f"  {dataset}/{source}: {report} ({time.perf_counter() - started:.0f}s)")
+    return store
+
+
+def probe(store: MilvusGraphStore, questions: Sequence[Question], path: Path) -> list[Probe]:
+    """Milvus' answers for each question (cached in ``path``)."""
+    if path.exists():
+        cached: list[Probe] = pickle.loads(path.read_bytes())
+        if len(cached) == len(questions):
+            return cached
+    graph = store.graph
+    out = []
+    for q in questions:
+        names = first_unique_names(store.entity_linker().find(q.question), MAX_QUERY_ENTITIES)
+        vectors = store.embedding.embed_documents([q.question, *names])
+        qvec = tuple(map(float, vectors[0]))
+        ent_hits = store.search("entities", [tuple(map(float, v)) for v in vectors[1:]], 3) if names else []
+        (rel,) = store.search("relations", (qvec,), min(graph.n_relations, MAX_TOP_K), output_fields=("predicate",))
+        (pas,) = store.search("passages", (qvec,), min(graph.n_passages + 5000, MAX_TOP_K))
+        out.append(
+            Probe(
+                names,
+                [[h.id for h in per] for per in ent_hits],
+                [h.id for h in rel],
+                [h.score for h in rel],
+                [str(h.fields.get("predicate", "")) for h in rel],
+                [h.id for h in pas],
+                [h.score for h in pas],
+            )
+        )
+    path.write_bytes(pickle.dumps(out))
+    return out
+
+
+@dataclass
+class Prepared:
+    """A probe as graph indices."""
+
+    seeds: WalkSeeds
+    dense: list[str]
+    rel_score: dict[int, float]
+    rel_pred: dict[int, str]
+    query: str
+
+
+def _find(lookup: Any, ids: Sequence[str]) -> np.ndarray:
+    if not ids:
+        return np.empty(0, np.int32)
+    return np.asarray(lookup.find(np.array([id_to_key(i) for i in ids], dtype=np.uint64)))
+
+
+def prepare(graph: GraphIndex, q: Question, pr: Probe) -> Prepared:
+    """Seeds exactly as the retriever's stage builds them."""
+    exact = _find(graph.entities, [entity_id(n) for n in pr.names])
+    ents = [int(e) for e in exact if e >= 0]
+    for i, per in enumerate(pr.entity_hits):
+        if exact[i] < 0 and per:
+            ents += [int(e) for e in _find(graph.entities, per[:1]) if e >= 0]
+    r_idx = _find(graph.relations, pr.relation_ids)
+    r_sc = np.asarray(pr.relation_scores, np.float32)
+    p_idx = np.asarray(graph.passages.find(pr.passage_ids))
+    p_sc = np.asarray(pr.passage_scores, np.float32)
+    seeds = WalkSeeds(
+        r_idx.astype(np.int32),
+        r_sc,
+        p_idx.astype(np.int32),
+        p_sc,
+        np.array(sorted(set(ents)), np.int32),
+    )
+    rel_score = {int(i): float(s) for i, s in zip(r_idx.tolist(), pr.relation_scores) if i >= 0}
+    rel_pred = {int(i): p for i, p in zip(r_idx.tolist(), pr.relation_predicates) if i >= 0}
+    return Prepared(seeds, pr.passage_ids, rel_score, rel_pred, q.question)
+
+
+def finish(graph: GraphIndex, order: Sequence[int], dense: Sequence[str], k: int = max(KS)) -> list[str]:
+    """Graph order first, then dense passages (as the pipeline's merge does), ``k`` ids."""
+    out = list(dict.fromkeys([graph.passages.ids[int(g)] for g in order] + list(dense[:k])))
+    return out[:k]
+
+
+def old_default(graph: GraphIndex, p: Prepared, names: Callable[[int], str]) -> list[str]:
+    """The previous default: PageRank + the bridge step with its fitted constants."""
+    params = PPRRankingParams()
+    s = p.seeds
+    n_r = params.relation_seeds
+    r_idx, r_sc = s.relation_idx[:n_r], s.relation_scores[:n_r]
+    preds = [p.rel_pred.get(int(i), "") for i in r_idx.tolist()]
+    r_sc = r_sc + params.lexical_weight * predicate_overlap(p.query, preds)
+    p_idx, p_sc = s.passage_idx[: params.passage_seeds], s.passage_scores[: params.passage_seeds]
+    scores = ppr_passage_scores(
+        graph,
+        relation_idx=r_idx[r_idx >= 0],
+        relation_scores=r_sc[r_idx >= 0].astype(np.float32),
+        passage_idx=p_idx[p_idx >= 0],
+        passage_scores=p_sc[p_idx >= 0],
+        entity_idx=s.entity_idx,
+        params=params,
+    )
+    order = order_passages(scores, max(max(KS), 50, params.bridge_candidates)).tolist()
+    if len(order) >= 2:
+        top = order[: params.bridge_candidates]
+        rels = np.unique(np.concatenate([graph.pas_rel.row(g) for g in top])).tolist()
+        preds_all = [p.rel_pred.get(r, "") for r in rels]
+        bonus = params.lexical_weight * predicate_overlap(p.query, preds_all)
+        sims = {r: p.rel_score[r] + float(b) for r, b in zip(rels, bonus) if r in p.rel_score}
+        ent_names = {int(e): names(int(e)) for e in graph.passage_entities(order[0])[0].tolist()}
+        bridged = bridge_choice(graph, top, sims, p.rel_pred, ent_names, p.query, params)
+        if bridged is not None:
+            order.remove(bridged)
+            order.insert(1, bridged)
+    return finish(graph, order, p.dense)
+
+
+def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams) -> list[str]:
+    """The chained-walk ranking with these constants."""
+    order, _ = walk_ranking(graph, p.seeds, params, limit=max(KS))
+    return finish(graph, order.tolist(), p.dense)
+
+
+def recalls(questions: Sequence[Question], runs: Sequence[list[str]]) -> np.ndarray:
+    """Per-question Recall@2 and @5 (shape: questions × 2)."""
+    return np.array([[recall_at(r, q.gold_passage_ids, k) for k in KS] for q, r in zip(questions, runs)])
+
+
+def folds(n: int, k: int) -> list[np.ndarray]:
+    """k question folds (a fixed shuffle, seed 0)."""
+    perm = np.random.default_rng(0).permutation(n)
+    return [np.sort(perm[i::k]) for i in range(k)]
+
+
+def grid(full: bool) -> list[WalkParams]:
+    """The candidate constants, simplest first (a tie goes to the earlier one)."""
+    chains = [(0, "entities", False), (1, "entities", True), (1, "entities", False), (1, "passages", True)]
+    if full:
+        chains += [(2, "entities", True)]
+    out = []
+    for (chain, mode, cover), damping, temperature, n_rel, n_pas in itertools.product(
+        chains, (0.5, 0.7, 0.85), (0.02, 0.05, 0.1), (50,) if not full else (20, 50), (3, 10)
+    ):
+        out.append(
+            WalkParams(
+                chain=chain,
+                chain_mode=mode,
+                cover_query_entities=cover,
+                damping=damping,
+                temperature=temperature,
+                relation_seeds=n_rel,
+                passage_seeds=n_pas,
+            )
+        )
+    return out
+
+
+def objective(r: np.ndarray) -> float:
+    """What the folds maximise: mean of Recall@2 and Recall@5."""
+    return float(r.mean())
+
+
+def cross_validate(
+    sets: dict[str, dict[str, Any]], variants: list[WalkParams], n_folds: int
+) -> dict[str, list[tuple[WalkParams, np.ndarray]]]:
+    """Joint k-fold CV: fit one setting on k-1 folds of every set, score it on fold k of each."""
+    per_set_folds = {name: folds(len(s["questions"]), n_folds) for name, s in sets.items()}
+    out: dict[str, list[tuple[WalkParams, np.ndarray]]] = {name: [] for name in sets}
+    for i in range(n_folds):
+        best: tuple[float, int] | None = None
+        for v in range(len(variants)):
+            train = []
+            for name, s in sets.items():
+                mask = np.ones(len(s["questions"]), bool)
+                mask[per_set_folds[name][i]] = False
+                train.append(objective(s["variants"][v][mask]) - objective(s["naive"][mask]))
+            score = float(np.mean(train))
+            if best is None or score > best[0] + 1e-9:
+                best = (score, v)
+        assert best is not None
+        for name, s in sets.items():
+            idx = per_set_folds[name][i]
+            lift = s["variants"][best[1]][idx].mean(axis=0) - s["naive"][idx].mean(axis=0)
+            out[name].append((variants[best[1]], lift))
+    return out
+
+
+def fold_lifts(s: dict[str, Any], runs: np.ndarray, n_folds: int) -> np.ndarray:
+    """Lift over naive of fixed runs on each fold (folds × 2)."""
+    return np.array([runs[f].mean(axis=0) - s["naive"][f].mean(axis=0) for f in folds(len(runs), n_folds)])
+
+
+def spread(values: Sequence[float]) -> str:
+    """mean ± sd [min, max] in points."""
+    v = [100 * x for x in values]
+    return f"{statistics.mean(v):+.1f} ± {statistics.stdev(v):.1f} [{min(v):+.1f}, {max(v):+.1f}]"
+
+
+def load_set(dataset: str, source: str, cache: Path, variants: list[WalkParams], check: bool) -> dict[str, Any]:
+    """Ingest, probe, and run every ranking on every question of one data set × source."""
+    store = open_store(dataset, source, cache)
+    try:
+        questions = load_questions(DATA / dataset / "questions_dev.jsonl")
+        graph = store.graph
+        probes = probe(store, questions, cache / f"cv_probe_{store.collection_prefix}.pkl")
+        names = store.entity_names()
+        ent_ids = graph.entities.keys
+        from langchain_graphrag_milvus.normalize import key_to_id
+
+        def name(e: int) -> str:
+            return names.get(key_to_id(int(ent_ids[e])), "")
+
+        prepared = [prepare(graph, q, pr) for q, pr in zip(questions, probes)]
+        started = time.perf_counter()
+        result: dict[str, Any] = {
+            "questions": questions,
+            "naive": recalls(questions, [p.dense[: max(KS)] for p in prepared]),
+            "old": recalls(questions, [old_default(graph, p, name) for p in prepared]),
+            "new": recalls(questions, [new_ranking(graph, p, WalkParams()) for p in prepared]),
+            "graph": f"{graph.n_passages} passages, {graph.n_entities} entities, {graph.n_relations} relations",
+        }
+        result["variants"] = [recalls(questions, [new_ranking(graph, p, v) for p in prepared]) for v in variants]
+        log(f"  {len(variants)} variants in {time.perf_counter() - started:.0f}s")
+        if check:  # the real retriever, end to end through Milvus, must give the same recalls
+            from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
+
+            retriever = MilvusGraphRetriever(store=store, k=max(KS))
+            real = recalls(questions, [[str(d.id) for d in retriever.invoke(q.question)] for q in questions])
+            result["real"] = real
+        return result
+    finally:
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the cross-validation and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", help="dataset:source pairs (default: all that can be built here)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--full-grid", action="store_true", help="also 20 relation seeds and two chained picks")
+    parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
+    parser.add_argument("--cache-dir", type=Path, default=ROOT / DEFAULT_CACHE)
+    parser.add_argument("--json", type=Path, help="write per-fold numbers here")
+    args = parser.parse_args(argv)
+    pairs = args.sets
+    if pairs is None:
+        pairs = ["musique100:given"]
+        try:
+            import langchain_graphrag_milvus.offline_extraction  # noqa: F401
+
+            pairs += ["musique100:offline", "hotpotqa100:offline"]
+        except ImportError:
+            log("offline extractor not installed: only the given triplets")
+    variants = grid(args.full_grid)
+    sets = {}
+    for pair in pairs:
+        dataset, source = pair.split(":")
+        log(f"{pair}:")
+        sets[pair] = load_set(dataset, source, args.cache_dir, variants, args.check)
+    cv = cross_validate(sets, variants, args.folds)
+    head = (
+        "| set | graph | naive R@2 / R@5 | old default | **new default** | new − naive | "
+        f"new − naive per fold R@2 ({args.folds} folds: mean ± sd [min, max]) | R@5 | CV-fitted lift R@2 | R@5 |"
+    )
+    print(head)  # noqa: T201
+    print("|" + "|".join("---" for _ in range(head.count("|") - 1)) + "|")  # noqa: T201
+    report: dict[str, Any] = {}
+    for pair, s in sets.items():
+        naive, old, new = (s[m].mean(axis=0) * 100 for m in ("naive", "old", "new"))
+        fl = fold_lifts(s, s["new"], args.folds)
+        cl = np.array([lift for _, lift in cv[pair]])
+        dataset, source = pair.split(":")
+        cells = [
+            dataset,
+            source,
+            f"{naive[0]:.1f} / {naive[1]:.1f}",
+            f"{old[0]:.1f} / {old[1]:.1f}",
+            f"**{new[0]:.1f} / {new[1]:.1f}**",
+            f"{new[0] - naive[0]:+.1f} / {new[1] - naive[1]:+.1f}",
+            spread(fl[:, 0]),
+            spread(fl[:, 1]),
+            spread(cl[:, 0]),
+            spread(cl[:, 1]),
+        ]
+        print("| " + " | ".join(cells) + " |")  # noqa: T201
+        report[pair] = {
+            "graph": s["graph"],
+            "naive": naive.tolist(),
+            "old": old.tolist(),
+            "new": new.tolist(),
+            "new_fold_lifts": fl.tolist(),
+            "cv_lifts": cl.tolist(),
+            "cv_choices": [repr(v) for v, _ in cv[pair]],
+        }
+        if "real" in s:
+            real = s["real"].mean(axis=0) * 100
+            report[pair]["real_retriever"] = real.tolist()
+            log(f"{pair}: real retriever {real[0]:.1f} / {real[1]:.1f} (in-process {new[0]:.1f} / {new[1]:.1f})")
+    first = next(iter(cv.values()))
+    for i, (v, _) in enumerate(first):
+        log(f"fold {i}: chose {v}")
+    best = sorted(
+        range(len(variants)),
+        key=lambda v: -np.mean([objective(s["variants"][v]) - objective(s["naive"]) for s in sets.values()]),
+    )[:8]
+    for v in best:
+        lifts = " ".join(f"{(s['variants'][v].mean(axis=0) - s['naive'].mean(axis=0)) * 100}" for s in sets.values())
+        log(f"all-data top: {variants[v]} {lifts}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
