@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench-expansion eval clean
+.PHONY: demo test lint bench-expansion eval clean model-test-long
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The model-based store test's long profile (>= 10,000 checked steps, Lite and a server; ~20 min).
+model-test-long: $(STAMP)
+	$(PY) benchmarks/store_model_long.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check langchain_graphrag_milvus tests examples benchmarks

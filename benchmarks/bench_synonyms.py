@@ -54,7 +54,9 @@ def main() -> None:
         rows.append((raw, ingest_s, links, result.methods))
         store.close()
     print(f"{len(questions)} questions, {model}, exact (FLAT) search")  # noqa: T201
-    print("| synonym_threshold | synonym links | ingest s | naive R@2 | naive R@5 | graph R@2 | graph R@5 | similarity R@2 | similarity R@5 |")  # noqa: T201
+    print(
+        "| synonym_threshold | synonym links | ingest s | naive R@2 | naive R@5 | graph R@2 | graph R@5 | similarity R@2 | similarity R@5 |"
+    )  # noqa: T201
     print("|---|---|---|---|---|---|---|---|---|")  # noqa: T201
     for raw, ingest_s, links, methods in rows:
         cells = [

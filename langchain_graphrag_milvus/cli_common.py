@@ -25,6 +25,7 @@ __all__ = [
     "make_extractor",
     "open_store",
     "parse_filter",
+    "require_openai_key",
     "log",
     "show_progress",
 ]
@@ -63,6 +64,7 @@ def make_embeddings(name: str) -> Embeddings:
 
         return LocalMiniLMEmbeddings()
     if name == "openai":
+        require_openai_key("--embeddings openai")
         from langchain_openai import OpenAIEmbeddings
 
         return OpenAIEmbeddings(model="text-embedding-3-small")
@@ -84,12 +86,19 @@ def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[A
 
         return create_offline_triplet_extractor()
     if name == "llm":
+        require_openai_key("--extractor llm")
         from langchain_openai import ChatOpenAI
 
         from langchain_graphrag_milvus.triplets import create_llm_triplet_extractor
 
         return create_llm_triplet_extractor(ChatOpenAI(model=llm_model, temperature=0))
     raise ValueError(f"unknown extractor {name!r}")
+
+
+def require_openai_key(option: str) -> None:
+    """Refuse an OpenAI option early, with what to do, when ``OPENAI_API_KEY`` is not set."""
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise ValueError(f"{option} needs OPENAI_API_KEY in the environment")
 
 
 def open_store(args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None) -> MilvusGraphStore:

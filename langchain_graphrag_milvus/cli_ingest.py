@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_graphrag_milvus.cli_common import log, make_extractor, open_store, show_progress
+from langchain_graphrag_milvus.cli_common import add_store_arguments, log, make_extractor, open_store, show_progress
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -220,7 +220,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars (default: on a terminal)"
     )
-    from langchain_graphrag_milvus.cli_common import add_store_arguments
-
     add_store_arguments(p)
     p.set_defaults(handler="langchain_graphrag_milvus.cli_ingest:run")

@@ -7,7 +7,7 @@ import json
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from langchain_graphrag_milvus.cli_common import add_store_arguments, log, open_store, parse_filter
+from langchain_graphrag_milvus.cli_common import add_store_arguments, log, open_store, parse_filter, require_openai_key
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -23,6 +23,7 @@ _SNIPPET = 300
 def _llm(model: str | None) -> Any:
     if not model:
         return None
+    require_openai_key("--llm")
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=model, temperature=0)

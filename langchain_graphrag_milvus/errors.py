@@ -15,6 +15,7 @@ __all__ = [
     "UnknownIdError",
     "InvalidFilterError",
     "StoreConnectionError",
+    "LitePathError",
     "StaleIndexError",
     "CorruptIndexError",
     "InvalidIdError",
@@ -75,6 +76,10 @@ class InvalidFilterError(GraphRAGError, ValueError):
 
 class StoreConnectionError(GraphRAGError, ConnectionError):
     """Milvus cannot be reached at the given URI within the timeout."""
+
+
+class LitePathError(StoreConnectionError, FileNotFoundError):
+    """A Milvus Lite path whose parent directory does not exist (a typo, most likely)."""
 
 
 class StaleIndexError(GraphRAGError, RuntimeError):

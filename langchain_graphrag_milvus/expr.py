@@ -41,8 +41,13 @@ def literal(value: Any) -> str:
             raise InvalidFilterError(f"cannot compare with {value!r}")
         return repr(value)
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidFilterError(f"{value[:60]!r} is not valid Unicode (lone surrogate)") from None
         # the escapes both Milvus Lite 3.x and Milvus 2.3 parse; other characters (control
-        # characters included) are accepted raw inside a double-quoted literal
+        # characters, NUL, U+2028 included; measured on both) are accepted raw inside a
+        # double-quoted literal
         return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
     raise InvalidFilterError(f"unsupported value in a filter: {type(value).__name__}")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.runnables import Runnable
 
-from langchain_graphrag_milvus.errors import MalformedRecordError
+from langchain_graphrag_milvus.errors import InvalidIdError, MalformedRecordError
 from langchain_graphrag_milvus.milvus_schema import MAX_PASSAGES_PER_RELATION, PARTITION_KEY_BYTES
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id, relation_id, relation_text
 from langchain_graphrag_milvus.records import PassageRecord, Problem, parse_triplets
@@ -180,15 +180,37 @@ def _unlink_changed(
 
 
 def _classify(
-    store: MilvusGraphStore, records: Sequence[PassageRecord], report: IngestReport, have_collections: bool
+    store: MilvusGraphStore,
+    records: Sequence[PassageRecord],
+    report: IngestReport,
+    have_collections: bool,
+    strict: bool,
 ) -> tuple[list[PassageRecord], list[PassageRecord], dict[str, dict[str, Any]]]:
-    """Records to write (new or changed) and the changed ones, with the stored passage rows."""
-    old_passages = store.fetch("passages", [r.id for r in records], ("doc_hash",)) if have_collections else {}
+    """Records to write (new or changed) and the changed ones, with the stored passage rows.
+
+    With a partition key, a passage id stored under another key value (another tenant's
+    passage) is refused: raised with ``strict``, else skipped and counted.
+    """
+    key = store.partition_key_field
+    fields = ("doc_hash", key) if key else ("doc_hash",)
+    old_passages = store.fetch("passages", [r.id for r in records], fields) if have_collections else {}
     if have_collections:
         store.check_open()
     to_write, changed = [], []
     for record in records:
         old = old_passages.get(record.id)
+        if old is not None and key and old.get(key) != record.metadata.get(key):
+            message = (
+                f"passage {record.id!r:.80} belongs to {key} {old.get(key)!r:.60}, not "
+                f"{record.metadata.get(key)!r:.60}; an ingest never moves or overwrites another partition's "
+                "passage (delete it first)"
+            )
+            if strict:
+                raise InvalidIdError(message)
+            report.records_skipped += 1
+            report._problem(Problem(record.id, message))
+            old_passages.pop(record.id)
+            continue
         if old is None:
             report.passages_added += 1
             to_write.append(record)
@@ -264,7 +286,7 @@ def ingest_chunk(
     never written twice.
     """
     have_collections = store.exists()
-    to_write, changed, old_passages = _classify(store, records, report, have_collections)
+    to_write, changed, old_passages = _classify(store, records, report, have_collections, strict)
     if not to_write:
         report.triplets_seen += sum(len(r.triplets) for r in records)
         return

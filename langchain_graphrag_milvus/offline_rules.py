@@ -74,9 +74,10 @@ class _Passage:
         if self.subject:
             key = self.subject.lower()
             self.subject_label = next((e.label_ for e in doc.ents if clean_name(e.text).lower() == key), None)
-            if self.subject_label is None and title is not None:
-                self.subject_label = next((e.label_ for e in doc.ents if key.startswith(e.text.lower())), None)
         self.subject_words = {w.lower() for w in (self.subject or "").replace("-", " ").split()}
+        if self.subject and self.subject_label is None:  # "Euler" in a passage titled "Leonhard Euler"
+            parts = (e for e in doc.ents if {w.lower() for w in e.text.split()} <= self.subject_words)
+            self.subject_label = next((e.label_ for e in parts), None)
         self.category = self._category(first) if first is not None else None
 
     def _first_subject(self, sent: Any) -> str | None:
@@ -134,8 +135,9 @@ class _Passage:
         if len(span) > MAX_NAME_TOKENS or all(t.is_stop or t.is_punct for t in span):
             return None
         name = clean_name(span.text)
-        if name.lower() in _REL_PRONOUNS or not any(ch.isalpha() for ch in name):
-            return None
+        is_date = token.i in self.ent_of and self.ent_of[token.i].label_ in ("DATE", "TIME")
+        if name.lower() in _REL_PRONOUNS or not (is_date or any(ch.isalpha() for ch in name)):
+            return None  # a bare number is no entity; a year is
         return self.canonical(name, token)
 
     def _of_phrase(self, span: Any) -> Any:
@@ -240,7 +242,7 @@ def _appositions(p: _Passage, token: Any) -> Iterable[tuple[str, str, str]]:
         if folded and preps:
             for pred, name in _objects(p, app, ["is", *folded], 1):
                 yield subject, pred, name
-        elif (obj := p.name(app)) is not None:
+        elif (obj := p.name(app)) is not None and any(ch.isalpha() for ch in obj):  # not "(1707–1783)"
             yield subject, "is", obj
 
 

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.csr import gather_rows
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
 
 __all__ = [
@@ -89,8 +90,13 @@ def ppr_passage_scores(
     entity_idx: I32,
     params: PPRRankingParams,
     relation_mask: npt.NDArray[np.bool_] | None = None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> F32:
-    """PageRank mass of every graph passage for the given seeds (zeros if there are none)."""
+    """PageRank mass of every graph passage for the given seeds (zeros if there are none).
+
+    With masks (a tenant view) the walk and the entity specificities see only the
+    allowed relations and passages: nothing outside the view changes the scores.
+    """
     relation_w = entity_w = passage_w = None
     if relation_idx.size:
         w = (1 - params.broad_share) * softmax_weights(relation_scores, params.sharp_temperature)
@@ -99,7 +105,7 @@ def ppr_passage_scores(
     if passage_idx.size:
         passage_w = (passage_idx, softmax_weights(passage_scores, params.sharp_temperature))
     if entity_idx.size:
-        spec = 1.0 / np.maximum(graph.entity_passage_counts(entity_idx), 1)
+        spec = 1.0 / np.maximum(entity_passage_counts(graph, entity_idx, relation_mask, passage_mask), 1)
         entity_w = (entity_idx, (spec / spec.sum()).astype(np.float32))
     if relation_w is None and passage_w is None and entity_w is None:
         return np.zeros(graph.n_passages, np.float32)
@@ -110,8 +116,30 @@ def ppr_passage_scores(
         passage_weights=passage_w,
         damping=params.damping,
         relation_mask=relation_mask,
+        passage_mask=passage_mask,
     )
     return result.passage
+
+
+def entity_passage_counts(
+    graph: GraphIndex,
+    entities: npt.ArrayLike,
+    relation_mask: npt.NDArray[np.bool_] | None = None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.int64]:
+    """For each entity, the distinct passages its relations come from (inside the masks, if given)."""
+    if relation_mask is None and passage_mask is None:
+        return graph.entity_passage_counts(entities)
+    out = []
+    for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
+        rels = graph.ent_rel.row(ent)
+        if relation_mask is not None:
+            rels = rels[relation_mask[rels]]
+        _, passages = gather_rows(graph.rel_pas, rels)
+        if passage_mask is not None:
+            passages = passages[passage_mask[passages]]
+        out.append(np.unique(passages).size)
+    return np.asarray(out, dtype=np.int64)
 
 
 def order_passages(scores: F32, limit: int) -> I32:
@@ -169,6 +197,8 @@ def bridge_choice(
     entity_names: Mapping[int, str],
     query: str,
     params: PPRRankingParams,
+    relation_mask: npt.NDArray[np.bool_] | None = None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> int | None:
     """The candidate that continues the top passage's most query-relevant fact, if any.
 
@@ -187,6 +217,8 @@ def bridge_choice(
         entity_names: Display names of the top passage's entities (by index).
         query: The query.
         params: ``bridge_specificity``, ``bridge_about_weight``, ``bridge_coverage_weight``.
+        relation_mask: Optional tenant view: only these relations...
+        passage_mask: ...and these passages count in the bridge entities' specificity.
 
     Returns:
         A graph passage index from ``candidates[1:]``, or None when none is bridged.
@@ -211,7 +243,8 @@ def bridge_choice(
     if not weight:
         return None
     ents = np.fromiter(weight, dtype=np.int64)
-    spec = np.maximum(graph.entity_passage_counts(ents), 1).astype(np.float64) ** params.bridge_specificity
+    counts = entity_passage_counts(graph, ents, relation_mask, passage_mask)
+    spec = np.maximum(counts, 1).astype(np.float64) ** params.bridge_specificity
     weight = {int(e): weight[int(e)] / s for e, s in zip(ents, spec)}
     remaining = query_words - top_words
     a = params.bridge_about_weight

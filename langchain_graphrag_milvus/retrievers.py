@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import logging
 from abc import abstractmethod
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.callbacks import (
@@ -17,7 +17,8 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
-from pydantic import Field, PrivateAttr, model_validator
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.effects import (
     Compute,
@@ -73,6 +74,42 @@ class _StoreRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         return await self._arun(self._pipeline(query, kwargs), run_manager.get_child())
+
+    def as_tool(
+        self,
+        args_schema: type[BaseModel] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+        filter_fields: Sequence[str] | None = None,
+        max_k: int = 20,
+    ) -> BaseTool:
+        """This retriever as an agent tool with ``query``, ``k``, ``filter`` and ``entities``.
+
+        See :func:`~langchain_graphrag_milvus.tools.create_graph_retriever_tool`: the tool
+        text shows each passage's source and the relations behind it. With
+        ``args_schema`` or ``arg_types``, LangChain's generic ``Runnable.as_tool`` is used.
+
+        Args:
+            args_schema: A schema for LangChain's generic tool (rarely needed).
+            name: Tool name (default ``"graph_search"``).
+            description: Tool description (default: what the tool returns and accepts).
+            arg_types: Argument types for LangChain's generic tool.
+            filter_fields: Metadata fields the agent may filter on (default: any).
+            max_k: Largest ``k`` accepted from the agent.
+        """
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
+        from langchain_graphrag_milvus.tools import DEFAULT_TOOL_DESCRIPTION, create_graph_retriever_tool
+
+        return create_graph_retriever_tool(
+            self,
+            name=name or "graph_search",
+            description=description or DEFAULT_TOOL_DESCRIPTION,
+            filter_fields=filter_fields,
+            max_k=max_k,
+        )
 
     def _field_params(self, cls: type[P]) -> P:
         """The per-call parameter dataclass filled from this retriever's fields."""

@@ -240,8 +240,11 @@ def ppr_ranking(
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (PageRank + bridge) and, if wanted, its one-relation-per-passage pool."""
     params = p.ppr
-    # entity seeds: exact names first, else the best vector hit of that name
+    # entity seeds: exact names first, else the best vector hit of that name; under a view,
+    # an entity outside it counts as no entity at all (its name resolves by vector, inside)
     exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
+    if view is not None:
+        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
     ents = [int(e) for e in exact if e >= 0]
     for name_idx, per in enumerate(entity_hits):
         if exact[name_idx] < 0 and per:
@@ -263,6 +266,7 @@ def ppr_ranking(
         entity_idx=np.array(sorted(set(ents)), np.int32),
         params=params,
         relation_mask=None if view is None else view.relations,
+        passage_mask=None if view is None else view.passages,
     )
     if view is not None:
         scores = np.where(view.passages, scores, 0).astype(np.float32)
@@ -286,7 +290,10 @@ def ppr_ranking(
         ent_ids = [key_to_id(k) for k in graph.entities.keys[ent_idx].tolist()]
         names_by_id = yield EntityNames(tuple(ent_ids))
         ent_names = {int(i): names_by_id.get(eid, "") for i, eid in zip(ent_idx.tolist(), ent_ids)}
-        bridged = bridge_choice(graph, order[: params.bridge_candidates], sims, predicates, ent_names, query, params)
+        masks = (None, None) if view is None else (view.relations, view.passages)
+        bridged = bridge_choice(
+            graph, order[: params.bridge_candidates], sims, predicates, ent_names, query, params, *masks
+        )
         if bridged is not None:
             order.remove(bridged)
             order.insert(1, bridged)

@@ -24,6 +24,7 @@ from langchain_graphrag_milvus.errors import (
 from langchain_graphrag_milvus.extraction import EntityLinker
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.graph_state import GraphState
+from langchain_graphrag_milvus.lite_uri import check_lite_parent, lite_connection_args
 from langchain_graphrag_milvus.milvus_io import Hit, MilvusReads, acquire_lite, is_lite, lite_filter, release_lite
 from langchain_graphrag_milvus.milvus_schema import (
     DEFAULT_INDEX_PARAMS,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langchain_milvus import Milvus
 
+    from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
     from langchain_graphrag_milvus.ingest import IngestReport
     from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
@@ -182,6 +184,8 @@ class MilvusGraphStore(MilvusReads, GraphState):
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.embedding = embedding
+        if is_lite(uri):
+            check_lite_parent(uri)  # a typo'd path fails here, not later as an empty store
         self.uri = uri
         self.collection_prefix = collection_prefix
         self.index_params = dict(index_params or DEFAULT_INDEX_PARAMS)
@@ -244,11 +248,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
 
     def _resolved_args(self) -> dict[str, Any]:
         args = dict(self._connection_args)
-        if str(args["uri"]).endswith(".db"):
-            path = Path(args["uri"]).expanduser().absolute()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            args["uri"] = str(path)
-        return args
+        return lite_connection_args(args) if is_lite(str(args["uri"])) else args
 
     @property
     def client(self) -> MilvusClient:
@@ -488,6 +488,21 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
         return NaivePassageRetriever(store=self, **kwargs)
+
+    @classmethod
+    def from_existing_collection(
+        cls, embedding: Embeddings, *, collection_name: str, text_field: str = "text", **kwargs: Any
+    ) -> ExistingCollectionGraphStore:
+        """A graph store over a collection made with ``langchain_milvus.Milvus`` (passages stay there).
+
+        Only the entity and relation collections are created (beside it, prefix
+        ``"{collection_name}_graph"``); build them with ``store.index_passages(...)``. See
+        :class:`~langchain_graphrag_milvus.existing.ExistingCollectionGraphStore` for the
+        arguments (``primary_field``, ``vector_field``, ``metadata_fields``, ``uri``...).
+        """
+        from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
+
+        return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
 
     def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
         """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""

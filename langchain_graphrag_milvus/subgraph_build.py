@@ -161,6 +161,10 @@ def build_query_subgraph(
             output_fields=REL_FIELDS,
         )  # fmt: skip
         rows = {h.id: {**h.fields, "_score": h.score} for h in hits}
+    view = trace.get("view")
+    if view is not None:  # under a filter, never name the passages of others
+        for row in rows.values():
+            row["passage_ids"] = [x for x in row.get("passage_ids") or [] if str(x) in view.passage_ids]
     ends = {rid: (str(r.get("subject_id")), str(r.get("object_id"))) for rid, r in rows.items()}
     scored = [(rid, float(r["_score"])) for rid, r in rows.items()]
     shown = [r for r in _select([r for r in required if r in rows], scored, hop, ends, max_relations) if r in rows]

@@ -60,7 +60,14 @@ def check_vectors(texts: Sequence[str], vectors: Sequence[Any], *, dim: int | No
     if isinstance(vectors, (str, bytes)) or len(vectors) != len(texts):
         got = len(vectors) if not isinstance(vectors, (str, bytes)) else "a string"
         raise InvalidEmbeddingError(f"the embedding model returned {got} vectors for {len(texts)} texts")
-    arrays = [_as_array(v, t) for v, t in zip(vectors, texts)]
+    try:  # fast path: a rectangular batch of numbers converts in one call
+        whole = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError):
+        whole = None
+    if whole is not None and whole.ndim == 2 and whole.shape[1] > 0:
+        arrays = list(whole)
+    else:  # find the offending vector, for the message
+        arrays = [_as_array(v, t) for v, t in zip(vectors, texts)]
     lengths = [a.size for a in arrays]
     expected = dim if dim is not None else Counter(lengths).most_common(1)[0][0]
     wrong = [i for i, n in enumerate(lengths) if n != expected]
@@ -77,7 +84,7 @@ def check_vectors(texts: Sequence[str], vectors: Sequence[Any], *, dim: int | No
                 f"{expected} for the rest of the batch (ragged)"
             )
         raise EmbeddingDimensionError(message + "; nothing was written")
-    matrix = np.vstack(arrays) if arrays else np.zeros((0, expected))
+    matrix = whole if whole is not None and whole.ndim == 2 else np.vstack(arrays)
     # Milvus stores float32: a finite float64 beyond its range would become infinite there
     finite = np.isfinite(matrix) & (np.abs(matrix) <= np.finfo(np.float32).max)
     bad = np.flatnonzero(~finite.all(axis=1)).tolist()
@@ -92,4 +99,4 @@ def check_vectors(texts: Sequence[str], vectors: Sequence[Any], *, dim: int | No
                 f"the embedding model returned an all-zero vector for {_texts(texts, zero)}, which COSINE "
                 "cannot compare; nothing was written"
             )
-    return [row.tolist() for row in matrix]
+    return matrix.tolist()  # type: ignore[no-any-return]

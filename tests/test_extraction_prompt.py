@@ -78,7 +78,9 @@ def test_default_prompt_names_the_default_types_and_keeps_its_cache_namespace() 
 def test_custom_prompt_template() -> None:
     llm = RecordingChat(responses=['{"triples": [["a", "b", "c"]]}'], prompts=[])
     extractor = create_llm_triplet_extractor(
-        llm, prompt="Only {entity_types}! JSON {{\"triples\": ...}} from: {passage}", entity_types=["x"],
+        llm,
+        prompt='Only {entity_types}! JSON {{"triples": ...}} from: {passage}',
+        entity_types=["x"],
         structured=False,
     )
     assert extractor.invoke("P")["triplets"] == [["a", "b", "c"]]
@@ -91,9 +93,7 @@ def test_custom_prompt_template() -> None:
     assert [str(m.content) for m in llm.prompts[-1]] == ["Q"]
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"prompt": "no placeholder"}, {"entity_types": []}, {"entity_types": ["ok", " "]}]
-)
+@pytest.mark.parametrize("kwargs", [{"prompt": "no placeholder"}, {"entity_types": []}, {"entity_types": ["ok", " "]}])
 def test_bad_prompt_parameters_raise(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         create_llm_triplet_extractor(RecordingChat(responses=["x"], prompts=[]), **kwargs)

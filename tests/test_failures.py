@@ -29,10 +29,17 @@ def test_unreachable_or_malformed_uri(uri) -> None:
         MilvusGraphRetriever(store=store).invoke("x")
 
 
-def test_lite_path_parent_is_created(tmp_path) -> None:
-    store = MilvusGraphStore(DeterministicFakeEmbedding(size=8), uri=str(tmp_path / "new" / "dir" / "g.db"))
+def test_lite_path_with_missing_parent_fails_at_construction(tmp_path) -> None:
+    from langchain_graphrag_milvus.errors import LitePathError
+
+    for uri in ("/nonexistent_dir/sub/g.db", str(tmp_path / "new" / "dir" / "g.db")):
+        with pytest.raises(LitePathError, match="does not exist") as info:
+            MilvusGraphStore(DeterministicFakeEmbedding(size=8), uri=uri)
+        assert isinstance(info.value, StoreConnectionError) and isinstance(info.value, FileNotFoundError)
+    assert not (tmp_path / "new").exists()  # nothing created
+    store = MilvusGraphStore(DeterministicFakeEmbedding(size=8), uri=str(tmp_path / "g.db"))
     store.add_records(nano_dataset()[:1])
-    assert (tmp_path / "new" / "dir" / "g.db").is_dir()
+    assert (tmp_path / "g.db").is_dir()
     store.close()
 
 

@@ -124,3 +124,207 @@ def test_persist_refuses_inconsistent_files(tmp_path) -> None:
     manifest["files"]["../escape.npy"] = {"bytes": 1, "crc32": 0}
     with pytest.raises(persist.IndexFileError, match="invalid file entry"):
         persist.verify(path, manifest)
+
+
+# ------------------------------------------------------------------ 5. fresh readers
+ZETA = {
+    "id": "zeta",
+    "passage": "Zeta Quokka was a pupil of Johann Bernoulli.",
+    "triplets": [["Zeta Quokka", "was a pupil of", "Johann Bernoulli"]],
+}
+
+
+async def test_a_reader_sees_another_writers_change(make_store, retrieve) -> None:
+    writer = make_store(LexicalEmbeddings())
+    writer.add_records(nano_dataset())
+    prefix = writer.collection_prefix
+    eager = make_store(LexicalEmbeddings(), prefix=prefix, refresh_interval=0)  # checks on every query
+    never = make_store(LexicalEmbeddings(), prefix=prefix, refresh_interval=None)
+    lazy = make_store(LexicalEmbeddings(), prefix=prefix, refresh_interval=3600)
+    paths = {name: MilvusPathRetriever(store=store) for name, store in (("eager", eager), ("never", never))}
+    pair = ["Zeta Quokka", "Leonhard Euler"]
+    for retriever in paths.values():
+        assert await retrieve(retriever, "?", entities=pair) == []  # Zeta Quokka is not there yet
+    lazy.graph  # noqa: B018
+    writer.add_records([ZETA])  # another store instance writes
+
+    (doc,) = await retrieve(paths["eager"], "?", entities=pair)
+    assert doc.metadata["_path"] == ["Zeta Quokka", "Johann Bernoulli", "Leonhard Euler"]
+    assert doc.metadata["_passage_ids"][0] == "zeta"
+    assert await retrieve(paths["never"], "?", entities=pair) == []  # refresh_interval=None: never checks
+    assert "zeta" not in lazy.graph.passages  # not due before an hour
+    assert never.refresh() is True and "zeta" in never.graph.passages  # an explicit check
+    assert never.refresh() is False  # nothing changed since
+
+    writer.delete_passages(["zeta"])
+    assert await retrieve(paths["eager"], "?", entities=pair) == []
+    assert "zeta" not in eager.graph.passages and "Zeta Quokka" not in eager.entity_names().values()
+
+
+def test_the_writers_own_changes_cause_no_reload(make_store, monkeypatch) -> None:
+    store = make_store(LexicalEmbeddings(), refresh_interval=0)
+    store.add_records(nano_dataset()[:3])
+    graph = store.graph
+    reads: list[int] = []
+    monkeypatch.setattr(store, "_read_graph", lambda: reads.append(1))  # type: ignore[method-assign]
+    store.add_records(nano_dataset()[3:])  # updated in place; its own generation bumps are "seen"
+    assert store.graph is not graph and store.graph.n_passages > graph.n_passages
+    store.delete_passages([store.graph.passages.ids[0]])
+    store.graph  # noqa: B018
+    assert reads == []
+
+
+def test_refresh_interval_is_validated(make_store) -> None:
+    for bad in (-1, "1", True):
+        with pytest.raises(ValueError, match="refresh_interval"):
+            make_store(LexicalEmbeddings(), refresh_interval=bad)
+
+
+# ------------------------------------------------------------------ 7. bounded work
+def test_rerank_parsing_is_capped_and_keeps_the_first_valid_unique_ids() -> None:
+    answer = {"useful_relationships": ["[3] c", "[3] c again", "[99] invented", "x", True, 2, "[1] a"] * 40_000}
+    assert len(answer["useful_relationships"]) == 280_000
+    assert parse_rerank_answer(answer, 5) == [2, 1, 0]  # one pass: 3 valid unique positions
+    assert parse_rerank_answer(answer, 5, limit=2) == [2, 1]
+    huge = {"useful_relationships": [f"[{i}] r" for i in range(1, 200_001)]}
+    assert parse_rerank_answer(huge, 50) == list(range(50))  # stops at the pool size
+    assert parse_rerank_answer({"useful_relationships": ["[" + "9" * 5000 + "]", "9" * 30, "[2]"]}, 3) == [1]
+    pool = [Candidate(str(i), f"r{i}", [f"p{i}"], 0.5) for i in range(3)]
+    assert [c.id for c in order_from_positions(pool, [5, 2, 2, -1, 0, *range(200_000)])] == ["2", "0", "1"]
+    with pytest.raises(TypeError, match="not a list"):
+        order_from_positions(pool, "012")  # type: ignore[arg-type]
+    assert first_unique_names(iter(["a", " a ", "", 3, "b", *map(str, range(10**6))]), 4) == ["a", "b", "0", "1"]
+
+
+async def test_the_llm_reranker_drops_what_is_out_of_the_pool(nano_store, retrieve) -> None:
+    answer = '{"useful_relationships": [' + ", ".join(f'"[{i}] x"' for i in range(200_000, 0, -1)) + "]}"
+    retriever = MilvusGraphRetriever(
+        store=nano_store, k=2, max_candidates=5, reranker=create_llm_reranker(FakeListChatModel(responses=[answer]))
+    )
+    docs = await retrieve(retriever, NANO_QUESTION)
+    assert len(docs) == 2 and docs[0].metadata["_ranked_by"] == "llm"
+
+
+def _slow(seconds: float, answer: Any) -> RunnableLambda:
+    def sync(_: Any) -> Any:
+        time.sleep(seconds)
+        return answer
+
+    async def asynchronous(_: Any) -> Any:
+        await asyncio.sleep(seconds)
+        return answer
+
+    return RunnableLambda(sync, afunc=asynchronous)
+
+
+async def test_a_slow_reranker_falls_back_to_the_no_llm_order(nano_store, retrieve, caplog) -> None:
+    plain = await retrieve(MilvusGraphRetriever(store=nano_store, k=3), NANO_QUESTION)
+    slow = MilvusGraphRetriever(store=nano_store, k=3, reranker=_slow(1.0, [4, 3]), rerank_timeout=0.1)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        docs = await retrieve(slow, NANO_QUESTION)
+    assert [(d.id, d.metadata["_ranked_by"]) for d in docs] == [(d.id, d.metadata["_ranked_by"]) for d in plain]
+    assert "reranker failed (no answer within 0.1 s)" in caplog.text
+    fast = await retrieve(slow, NANO_QUESTION, rerank_timeout=10)  # per call; answers in time
+    assert fast[0].metadata["_ranked_by"] == "llm"
+
+
+async def test_a_slow_extractor_falls_back_to_the_offline_linker(nano_store, retrieve, caplog) -> None:
+    query = "How is Leonhard Euler related to Daniel Bernoulli?"
+    extractor = _slow(2.0, ["Basel", "Jakob Bernoulli"])
+    paths = MilvusPathRetriever(store=nano_store, entity_extractor=extractor, extractor_timeout=0.2)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (doc,) = await retrieve(paths, query)
+    assert doc.metadata["_pair"] == ["Leonhard Euler", "Daniel Bernoulli"]  # the linker's, not the extractor's
+    assert "entity extraction failed (no answer within 0.2 s); using the offline linker" in caplog.text
+    graph = MilvusGraphRetriever(store=nano_store, k=2, entity_extractor=extractor, extractor_timeout=0.2)
+    plain = MilvusGraphRetriever(store=nano_store, k=2)
+    assert ids(await retrieve(graph, query)) == ids(await retrieve(plain, query))
+    with pytest.raises(ValueError, match="extractor_timeout"):
+        await retrieve(paths, query, extractor_timeout=0)
+    with pytest.raises(ValueError, match="rerank_timeout"):
+        MilvusGraphRetriever(store=nano_store, rerank_timeout=-1)
+
+
+async def test_an_extractor_answer_that_is_no_list_falls_back(nano_store, retrieve, caplog) -> None:
+    paths = MilvusPathRetriever(store=nano_store, entity_extractor=RunnableLambda(lambda q: "Leonhard Euler"))
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (doc,) = await retrieve(paths, "How is Leonhard Euler related to Daniel Bernoulli?")
+    assert doc.metadata["_pair"] == ["Leonhard Euler", "Daniel Bernoulli"] and "not a list" in caplog.text
+
+
+async def test_no_path_returns_nothing_and_says_why(nano_store, retrieve) -> None:
+    paths = MilvusPathRetriever(store=nano_store)
+    chain = paths | RunnableLambda(lambda docs: "\n\n".join(d.page_content for d in docs))
+    assert chain.invoke("Who was Daniel Bernoulli?") == ""  # no blank Document in the context
+    events = NoPathEvents()
+    assert await retrieve(paths, "Who was Daniel Bernoulli?", config={"callbacks": [events]}) == []
+    assert events.last == {
+        "reason": "need two entities in the graph; found 1 (Daniel Bernoulli)",
+        "entities": ["Daniel Bernoulli"],
+        "pairs": [],
+    }
+    seen = [
+        e
+        async for e in paths.astream_events("Who was Daniel Bernoulli?", version="v2")
+        if e["event"] == "on_custom_event"
+    ]
+    assert [(e["name"], e["data"]["reason"]) for e in seen] == [
+        ("graphrag_no_path", "need two entities in the graph; found 1 (Daniel Bernoulli)")
+    ]
+
+
+# ------------------------------------------------------------------ 6. tenant views hide everything outside them
+PROBES = [
+    "How is Alice Smith related to Globex?",  # Globex: a name only tenant b has
+    "How is Globex related to Springfield?",
+    "What does Globex sell in Springfield?",
+    "Where does Alice Smith work, and what does Acme Corp make?",
+    "Who founded Globex and where was Alice Smith born?",
+]
+
+
+@pytest.fixture
+def both_and_a_only(make_store):
+    """The same tenant-a documents in two stores: one also holding tenant b, one without it."""
+    both = make_store(LexicalEmbeddings())
+    both.add_documents(tenant_documents())
+    a_only = make_store(LexicalEmbeddings())
+    a_only.add_documents([d for d in tenant_documents() if d.metadata["tenant"] == "a"])
+    return both, a_only
+
+
+def _seen(docs: list[Document]) -> list[tuple[str, dict[str, Any]]]:
+    return [(d.page_content, d.metadata) for d in docs]
+
+
+async def test_tenant_b_cannot_be_probed_through_paths(both_and_a_only, retrieve) -> None:
+    both, a_only = both_and_a_only
+    for query in PROBES:
+        out = []
+        for store in (both, a_only):
+            events = NoPathEvents()
+            retriever = MilvusPathRetriever(store=store, filter={"tenant": "a"}, sentences=True, entity_min_score=0.3)
+            docs = await retrieve(retriever, query, config={"callbacks": [events]})
+            out.append((_seen(docs), events.events))
+        assert out[0] == out[1], query  # whatever tenant b holds changes nothing
+        assert "Globex" not in repr(out[0]), query
+
+
+@pytest.mark.parametrize("ranking", ["ppr", "similarity"])
+async def test_tenant_b_cannot_be_probed_through_passages(both_and_a_only, retrieve, ranking) -> None:
+    both, a_only = both_and_a_only
+    for query in PROBES:
+        out = []
+        for store in (both, a_only):
+            seen: list[Any] = []
+
+            def rerank(payload: dict[str, Any], seen: list[Any] = seen) -> list[int]:
+                seen.append((payload["relations"], payload["candidates"]))
+                return [0]
+
+            retriever = MilvusGraphRetriever(
+                store=store, k=2, ranking=ranking, filter={"tenant": "a"}, reranker=RunnableLambda(rerank)
+            )
+            out.append((_seen(await retrieve(retriever, query)), seen))
+        assert out[0] == out[1], query
+        assert "Globex" not in repr(out[0]), query

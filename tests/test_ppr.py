@@ -68,9 +68,11 @@ def dense_reference(g, restart: np.ndarray, damping: float, mask=None) -> np.nda
     for r in range(n_r):
         for p in g.rel_pas.row(r):
             adj[n_e + r, n_e + n_r + p] = adj[n_e + n_r + p, n_e + r] = 1
+    if mask is not None:  # a masked relation is no node of the walk: no edges, no degree
+        blocked = n_e + np.flatnonzero(~mask)
+        adj[blocked, :] = 0
+        adj[:, blocked] = 0
     P = adj / np.maximum(adj.sum(axis=0), 1)  # column-stochastic
-    if mask is not None:
-        P[n_e + np.flatnonzero(~mask), :] = 0  # nothing enters a masked relation
     x = np.linalg.solve(np.eye(n) - damping * P, (1 - damping) * restart)
     return x / x.sum()
 

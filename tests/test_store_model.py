@@ -12,7 +12,11 @@ with that metadata value), exactly as the model holds them, and as many as it sh
 The model follows the documented identity rules (``langchain_graphrag_milvus.identity``):
 a document's id is its passage id; a document without one gets a hash of its text and
 metadata; its source is ``metadata["source_id"]``, else its id, else ``metadata["source"]``;
-a splitter's chunks of source ``S`` are ``S#0000``, ``S#0001``... An operation that raises a
+a splitter's chunks of source ``S`` are ``S#0000``, ``S#0001``...; an ingest never moves or
+overwrites another tenant's passage (refused). Sources are drawn per tenant (``"a:<hostile>"``):
+``upsert_documents`` and ``delete_documents`` name sources without a tenant, so what one tenant's
+upsert of a source the other tenant also has should do is not defined yet (today it deletes the
+other tenant's passages of that source). Ids are shared by both tenants. An operation that raises a
 ``GraphRAGError`` must leave the store unchanged, and may only do so for input that is
 invalid by those rules (an id over the byte limit, an id in another source's chunk form).
 
@@ -208,6 +212,10 @@ class StoreModel(RuleBasedStateMachine):
         self.known = {k: r for k, r in self.known.items() if r.source != source}
         self.auto = {k: r for k, r in self.auto.items() if r.source != source}
 
+    def _other_tenants(self, pid: str | None, who: str) -> bool:
+        """An ingest never moves or overwrites another tenant's passage (the store refuses it)."""
+        return pid is not None and pid in self.known and self.known[pid].tenant != who
+
     def _put(self, doc: Document) -> None:
         meta = {k: v for k, v in doc.metadata.items() if k != "triplets"}
         trips = tuple(tuple(t) for t in doc.metadata.get("triplets", ()))
@@ -234,7 +242,7 @@ class StoreModel(RuleBasedStateMachine):
         for _ in range(n):
             meta: dict[str, Any] = {"tenant": who, "tag": data.draw(tag_value, label="tag")}
             if kind == "loader":
-                meta["source"] = data.draw(hostile, label="source")
+                meta["source"] = f"{who}:{data.draw(hostile, label='source')}"
                 meta["page"] = data.draw(st.integers(0, 2), label="page")
             if data.draw(st.booleans(), label="with triplets"):
                 meta["triplets"] = [list(t) for t in data.draw(st.lists(triplet, min_size=1, max_size=3), label="trip")]
@@ -254,7 +262,10 @@ class StoreModel(RuleBasedStateMachine):
         """Strict: an invalid document refuses the batch. Not strict: it is skipped and counted."""
         docs = self._docs(data, n, kind, who)
         bad = [
-            _invalid_id(d.id or "", d.id or d.metadata.get("source") or "") or not d.page_content.strip() for d in docs
+            _invalid_id(d.id or "", d.id or d.metadata.get("source") or "")
+            or not d.page_content.strip()
+            or self._other_tenants(d.id, who)
+            for d in docs
         ]
         report: list[Any] = []
 
@@ -270,7 +281,7 @@ class StoreModel(RuleBasedStateMachine):
     @rule(data=st.data(), who=tenant, split=st.booleans(), kind=st.sampled_from(["id", "loader"]))
     def upsert_source(self, data: Any, who: str, split: bool, kind: str) -> None:
         """A new version of one source: an id'd document, or a loader's file (several pages)."""
-        source = data.draw(hostile, label="source")
+        source = f"{who}:{data.draw(hostile, label='source')}"
         paragraphs = data.draw(st.lists(text.filter(str.strip), min_size=1, max_size=3, unique=True), label="paras")
         tag = data.draw(tag_value, label="tag")
         if split:
@@ -283,7 +294,11 @@ class StoreModel(RuleBasedStateMachine):
                 Document(page_content=p, metadata={"tenant": who, "tag": tag, "source": source, "page": i})
                 for i, p in enumerate(paragraphs)
             ]
-        invalid = _invalid_id(source, source) or (split and len(source.encode()) > MAX_ID_BYTES - 11)
+        invalid = (
+            _invalid_id(source, source)
+            or (split and len(source.encode()) > MAX_ID_BYTES - 11)
+            or (not split and kind == "id" and self._other_tenants(source, who))
+        )
 
         def update() -> None:
             self._remove_source(source)

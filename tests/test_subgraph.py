@@ -203,3 +203,15 @@ def test_fetch_with_none_returns_every_field_but_the_vector(nano_store):
     assert set(nano_store.fetch("relations", [rid], "text")[rid]) == {"pk", "text"}
     with pytest.raises(TypeError, match="list of ids"):
         nano_store.fetch("relations", rid, None)
+
+
+def test_explain_under_a_filter_shows_only_that_part(retriever, nano_store):
+    texts = {n.data["passage_id"]: n.label for n in nano_store.export_graph().nodes if n.kind == "passage"}
+    allowed = [pid for pid, text in texts.items() if not text.startswith("Daniel")]
+    sub = retriever.explain(NANO_QUESTION, filter={"pk": allowed})
+    passages = [n.data["passage_id"] for n in sub.nodes if n.kind == "passage"]
+    assert passages and set(passages) <= set(allowed)
+    for n in sub.nodes:
+        if n.kind == "relation":
+            assert n.data["passage_ids"] and set(n.data["passage_ids"]) <= set(allowed)
+            assert not n.label.startswith("Daniel")

@@ -6,10 +6,12 @@ restarts at the seed nodes with probability ``1 - damping`` and otherwise follow
 random edge. Power iteration on a column-stochastic ``scipy.sparse`` matrix runs until
 the L1 change falls below ``tol``.
 
-Mass that would flow into masked-out relations (tenant filters) is returned to the
-restart distribution, so the result is always a probability vector over the allowed
-graph. Each iteration is a Gauss-Seidel sweep over the bipartite structure (relations
-on one side, entities and passages on the other), which halves the matrix work of
+With a relation mask (and a passage mask: a tenant view), the walk runs on the allowed
+subgraph alone: masked-out relations and passages have no edges at all, so degrees count
+only what is allowed and the scores equal those of a graph that never held the rest
+(nothing outside a tenant's view changes its scores). The result is a probability vector
+over the allowed graph. Each iteration is a Gauss-Seidel sweep over the bipartite
+structure (relations on one side, entities and passages on the other), which halves the matrix work of
 plain power iteration for the same accuracy.
 
 Example:
@@ -23,8 +25,10 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +39,7 @@ from langchain_graphrag_milvus.graph.index import GraphIndex
 __all__ = ["PPRResult", "personalized_pagerank", "transition_matrices"]
 
 F32 = npt.NDArray[np.float32]
+_MASKED_CACHE = 8
 Weights = Mapping[int, float] | tuple[npt.ArrayLike, npt.ArrayLike] | None
 
 
@@ -50,15 +55,28 @@ class PPRResult:
     residual: float
 
 
-def transition_matrices(index: GraphIndex) -> tuple[csr_matrix, csr_matrix]:
+def transition_matrices(
+    index: GraphIndex,
+    relation_mask: npt.NDArray[np.bool_] | None = None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
+) -> tuple[csr_matrix, csr_matrix]:
     """The two halves of the walk on the bipartite relation / (entity + passage) graph.
 
     Every edge joins a relation to an entity or a passage, so the walk alternates
     between the two layers. With ``A`` the (E+P)×R incidence matrix:
     ``to_nodes = A · D_R⁻¹`` moves mass from relations to entities and passages and
-    ``to_relations = Aᵀ · D_EP⁻¹`` moves it back. Cached per index.
+    ``to_relations = Aᵀ · D_EP⁻¹`` moves it back. With ``relation_mask``, only the
+    allowed relations' edges exist (and with ``passage_mask``, only edges to allowed
+    passages). Cached per index (and per pair of masks, the last few).
     """
-    cached = index._cache.get("ppr_transitions")
+    key: Any = "ppr_transitions"
+    masked = relation_mask is not None or passage_mask is not None
+    if masked:
+        digest = hashlib.blake2b(digest_size=16)
+        for m in (relation_mask, passage_mask):
+            digest.update(b"-" if m is None else np.packbits(np.asarray(m, dtype=bool)).tobytes() + b"|")
+        key = ("ppr_transitions", digest.hexdigest())
+    cached = index._cache.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     n_e, n_r, n_p = index.n_entities, index.n_relations, index.n_passages
@@ -66,6 +84,14 @@ def transition_matrices(index: GraphIndex) -> tuple[csr_matrix, csr_matrix]:
     rp_rows = n_e + np.repeat(np.arange(n_p, dtype=np.int64), np.diff(index.pas_rel.indptr))
     rows = np.concatenate([er_rows, rp_rows])
     cols = np.concatenate([index.ent_rel.indices, index.pas_rel.indices]).astype(np.int64)
+    if masked:
+        keep = np.ones(rows.size, bool)
+        if relation_mask is not None:
+            keep &= np.asarray(relation_mask, dtype=bool)[cols]
+        if passage_mask is not None:
+            node_ok = np.concatenate([np.ones(n_e, bool), np.asarray(passage_mask, dtype=bool)])
+            keep &= node_ok[rows]
+        rows, cols = rows[keep], cols[keep]
     deg_nodes = np.bincount(rows, minlength=n_e + n_p).astype(np.float32)
     deg_rel = np.bincount(cols, minlength=n_r).astype(np.float32)
     inv_nodes = np.divide(1.0, deg_nodes, out=np.zeros_like(deg_nodes), where=deg_nodes > 0)
@@ -76,7 +102,11 @@ def transition_matrices(index: GraphIndex) -> tuple[csr_matrix, csr_matrix]:
         if m.nnz < 2**31:
             m.indices = m.indices.astype(np.int32)
             m.indptr = m.indptr.astype(np.int32)
-    index._cache["ppr_transitions"] = (to_nodes, to_relations)
+    if masked:  # keep the last few masks' matrices (one per tenant view in use)
+        older = [k for k in index._cache if isinstance(k, tuple) and k[0] == "ppr_transitions"]
+        for old in older[: max(0, len(older) - _MASKED_CACHE + 1)]:
+            index._cache.pop(old, None)
+    index._cache[key] = (to_nodes, to_relations)
     return to_nodes, to_relations
 
 
@@ -110,6 +140,7 @@ def personalized_pagerank(
     tol: float = 1e-4,
     max_iter: int = 100,
     relation_mask: npt.NDArray[np.bool_] | None = None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> PPRResult:
     """Personalised PageRank seeded by weighted entities, relations and passages.
 
@@ -121,8 +152,9 @@ def personalized_pagerank(
         damping: Probability of following an edge (HippoRAG uses 0.5).
         tol: Stop when the L1 change between iterations is below this.
         max_iter: Upper bound on iterations.
-        relation_mask: Optional boolean mask; masked-out relations get no mass and
-            pass none on.
+        relation_mask: Optional boolean mask; the walk runs on the allowed relations'
+            subgraph (masked-out relations are not edges, get no mass, count in no degree).
+        passage_mask: Optional boolean mask over passages, likewise.
 
     Returns:
         Scores per node type. With no (positive) seed weight, all scores are zero.
@@ -137,12 +169,14 @@ def personalized_pagerank(
     _add_weights(restart, n_e + n_r, n_p, passage_weights, "passage")
     if relation_mask is not None:
         restart[n_e : n_e + n_r][~relation_mask] = 0.0
+    if passage_mask is not None:
+        restart[n_e + n_r :][~passage_mask] = 0.0
     total = float(restart.sum())
     if total <= 0.0:
         zeros = np.zeros(n, np.float32)
         return PPRResult(zeros[:n_e], zeros[n_e : n_e + n_r], zeros[n_e + n_r :], 0, True, 0.0)
     restart /= total
-    to_nodes, to_relations = transition_matrices(index)
+    to_nodes, to_relations = transition_matrices(index, relation_mask, passage_mask)
     s_nodes = np.concatenate([restart[:n_e], restart[n_e + n_r :]])
     s_rel = restart[n_e : n_e + n_r]
     blocked = None if relation_mask is None else np.flatnonzero(~relation_mask)
