@@ -1,11 +1,12 @@
-"""Wall-clock time of each CLI command on the demo corpus, as a user runs them (new processes).
+"""Time of each CLI command on the demo corpus, as a user runs them (a new process each).
 
 The demo corpus is the seed's four Bernoulli/Euler passages as four kinds of file (text,
 Markdown, HTML, a two-page PDF). Each command runs ``--repeat`` times in a fresh process
-(median reported) against a Milvus Lite store in a temporary folder, with MiniLM
-embeddings and spaCy extraction. Baselines from the same run: ``python -c pass`` (the
-interpreter alone) and importing the package's store and retrievers eagerly (what
-``--help`` cost before the CLI's imports were made lazy).
+against a Milvus Lite store in a temporary folder, with MiniLM embeddings and spaCy
+extraction; the median wall and CPU seconds are reported (on a shared machine the CPU
+time, user + system, is the steadier figure). Baselines from the same run:
+``python -c pass`` (the interpreter alone) and importing the package's store and
+retrievers eagerly (what ``--help`` cost before the CLI's imports were made lazy).
 
     .venv/bin/python benchmarks/bench_cli.py [--repeat 3]
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -66,13 +68,16 @@ def write_demo_corpus(folder: Path) -> None:
     (folder / "euler.pdf").write_bytes(minimal_pdf([euler[:half], euler[half:].strip()]))
 
 
-def timed(argv: list[str], cwd: Path) -> float:
+def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system of the process and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env={**os.environ, "CI": "1"})
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -103,18 +108,21 @@ def main() -> None:
         ]
         rows = []
         for name, argv, fresh in steps:
-            times = []
+            walls, cpus = [], []
             for _ in range(args.repeat):
                 if fresh:
                     shutil.rmtree(work / "demo.db", ignore_errors=True)
-                times.append(timed(argv, work))
-            rows.append((name, statistics.median(times), min(times)))
+                wall, cpu = timed(argv, work)
+                walls.append(wall)
+                cpus.append(cpu)
+            rows.append((name, statistics.median(walls), statistics.median(cpus)))
+            print(f"  {name}: wall {rows[-1][1]:.2f}s, cpu {rows[-1][2]:.2f}s", file=sys.stderr, flush=True)
         load = os.getloadavg()[0]
         print(f"\nCLI on the demo corpus ({args.repeat} runs each, new process each; load average {load:.1f})\n")
-        print("| command | median s | min s |")
+        print("| command | wall s (median) | CPU s (median, user + system) |")
         print("|---|---|---|")
-        for name, median, best in rows:
-            print(f"| {name} | {median:.2f} | {best:.2f} |")
+        for name, wall, cpu in rows:
+            print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

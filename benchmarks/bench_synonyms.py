@@ -15,6 +15,7 @@ Run (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -50,13 +51,22 @@ def main() -> None:
         store.add_jsonl(args.passages, show_progress=False)
         ingest_s = time.perf_counter() - started
         links = int(store.graph.synonyms.indices.size)
+        print(
+            f"[{raw}] ingested in {ingest_s:.0f} s, {links} synonym links; evaluating ...", file=sys.stderr, flush=True
+        )
         result = evaluate(store, questions, pools={}, show_progress=False)
         rows.append((raw, ingest_s, links, result.methods))
+        m = result.methods
+        print(
+            f"[{raw}] graph R@2 {100 * m['graph']['recall@2']:.1f} R@5 {100 * m['graph']['recall@5']:.1f}; naive R@2 "
+            f"{100 * m['naive']['recall@2']:.1f} R@5 {100 * m['naive']['recall@5']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
         store.close()
     print(f"{len(questions)} questions, {model}, exact (FLAT) search")  # noqa: T201
-    print(
-        "| synonym_threshold | synonym links | ingest s | naive R@2 | naive R@5 | graph R@2 | graph R@5 | similarity R@2 | similarity R@5 |"
-    )  # noqa: T201
+    header = "| synonym_threshold | synonym links | ingest s | naive R@2 | naive R@5 | graph R@2 | graph R@5 |"
+    print(header + " similarity R@2 | similarity R@5 |")  # noqa: T201
     print("|---|---|---|---|---|---|---|---|---|")  # noqa: T201
     for raw, ingest_s, links, methods in rows:
         cells = [

@@ -17,6 +17,7 @@ in-process on the graph (numpy only). The new default is also run through the re
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import pickle
@@ -71,21 +72,31 @@ class Probe:
     passage_scores: list[float]
 
 
-def open_store(dataset: str, source: str, cache: Path) -> MilvusGraphStore:
-    """The store of one data set × graph source (ingested once; embeddings cached)."""
-    embedding, _ = _embeddings("local", cache)
+def open_store(dataset: str, source: str, cache: Path, embed_cache: Path) -> MilvusGraphStore:
+    """The store of one data set × graph source (ingested once; embeddings and extractions cached)."""
+    embedding, _ = _embeddings("local", embed_cache)
     path = DATA / dataset / "passages.jsonl"
     prefix = f"cv_{dataset.removesuffix('100')}_{source}"  # ingestion is idempotent: a changed file is upserted
-    store = MilvusGraphStore(embedding, uri=str(cache / "cv_milvus.db"), collection_prefix=prefix)
+    # one Milvus Lite data directory per offline set: a Lite directory admits one process,
+    # and separate directories let the sets be built in parallel
+    uri = str(cache / ("cv_milvus.db" if source == "given" else f"cv_{dataset}_{source}.db"))
     started = time.perf_counter()
     if source == "given":
+        store = MilvusGraphStore(embedding, uri=uri, collection_prefix=prefix)
         report = store.add_jsonl(path)
     else:
         from langchain_graphrag_milvus.offline_extraction import create_offline_triplet_extractor
         from langchain_graphrag_milvus.records import iter_jsonl
 
+        store = MilvusGraphStore(
+            embedding,
+            uri=uri,
+            collection_prefix=prefix,
+            extractor=create_offline_triplet_extractor(),
+            extraction_cache=embed_cache / "triplets.sqlite",
+        )
         rows = [{k: v for k, v in row.items() if k != "triplets"} for _, row in iter_jsonl(path)]
-        report = store.add_records(rows, extractor=create_offline_triplet_extractor())
+        report = store.add_records(rows)
     log(f"  {dataset}/{source}: {report} ({time.perf_counter() - started:.0f}s)")
     return store
 
@@ -239,6 +250,14 @@ def grid(full: bool) -> list[WalkParams]:
     return out
 
 
+def _grid_tag(variants: list[WalkParams]) -> str:
+    """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
+    import langchain_graphrag_milvus.walk_ranking as module
+
+    source = Path(module.__file__).read_bytes() + repr(variants).encode() + repr(WalkParams()).encode()
+    return hashlib.blake2b(source, digest_size=4).hexdigest()
+
+
 def objective(r: np.ndarray) -> float:
     """What the folds maximise: mean of Recall@2 and Recall@5."""
     return float(r.mean())
@@ -280,9 +299,11 @@ def spread(values: Sequence[float]) -> str:
     return f"{statistics.mean(v):+.1f} ± {statistics.stdev(v):.1f} [{min(v):+.1f}, {max(v):+.1f}]"
 
 
-def load_set(dataset: str, source: str, cache: Path, variants: list[WalkParams], check: bool) -> dict[str, Any]:
+def load_set(
+    dataset: str, source: str, cache: Path, embed_cache: Path, variants: list[WalkParams], check: bool
+) -> dict[str, Any]:
     """Ingest, probe, and run every ranking on every question of one data set × source."""
-    store = open_store(dataset, source, cache)
+    store = open_store(dataset, source, cache, embed_cache)
     try:
         questions = load_questions(DATA / dataset / "questions_dev.jsonl")
         graph = store.graph
@@ -323,8 +344,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--full-grid", action="store_true", help="also 20 relation seeds and two chained picks")
     parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
-    parser.add_argument("--cache-dir", type=Path, default=ROOT / DEFAULT_CACHE)
+    parser.add_argument("--cache-dir", type=Path, default=ROOT / DEFAULT_CACHE, help="Milvus Lite data and probes")
+    parser.add_argument(
+        "--embed-cache", type=Path, help="directory of embeddings.sqlite and triplets.sqlite (default: --cache-dir)"
+    )
     parser.add_argument("--json", type=Path, help="write per-fold numbers here")
+    parser.add_argument("--rerun", action="store_true", help="rank again even if this grid's runs are cached")
     args = parser.parse_args(argv)
     pairs = args.sets
     if pairs is None:
@@ -340,7 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     for pair in pairs:
         dataset, source = pair.split(":")
         log(f"{pair}:")
-        sets[pair] = load_set(dataset, source, args.cache_dir, variants, args.check)
+        runs_file = args.cache_dir / f"cv_runs_{dataset}_{source}_{_grid_tag(variants)}.pkl"
+        if runs_file.exists() and not args.check and not args.rerun:
+            sets[pair] = pickle.loads(runs_file.read_bytes())  # the rankings ran before on the same grid
+            continue
+        sets[pair] = load_set(dataset, source, args.cache_dir, args.embed_cache or args.cache_dir, variants, args.check)
+        runs_file.write_bytes(pickle.dumps(sets[pair]))
     cv = cross_validate(sets, variants, args.folds)
     head = (
         "| set | graph | naive R@2 / R@5 | old default | **new default** | new − naive | "

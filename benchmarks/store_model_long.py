@@ -43,8 +43,8 @@ def run(backend: str, runs: int, stats: Path) -> tuple[int, float, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lite-runs", type=int, default=450)
-    parser.add_argument("--server-runs", type=int, default=40)
+    parser.add_argument("--lite-runs", type=int, default=500)
+    parser.add_argument("--server-runs", type=int, default=45)
     args = parser.parse_args()
     stats = Path(tempfile.mkdtemp(prefix="store-model-")) / "stats.jsonl"
     results = []

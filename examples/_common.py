@@ -11,6 +11,8 @@ from langchain_core.language_models import BaseChatModel
 HERE = Path(__file__).resolve().parent
 # Milvus Lite, created on first run (EXAMPLES_MILVUS_URI points elsewhere, e.g. a server)
 DB_URI = os.environ.get("EXAMPLES_MILVUS_URI", str(HERE / "data" / "examples_milvus.db"))
+if "EXAMPLES_MILVUS_URI" not in os.environ:
+    (HERE / "data").mkdir(exist_ok=True)  # Milvus Lite creates the .db directory, not its parent
 
 
 def use_openai() -> bool:

@@ -1,6 +1,6 @@
 """The graph retriever inside an LCEL chain: retriever | format | prompt | llm.
 
-    python examples/lcel_chain.py
+    .venv/bin/python examples/lcel_chain.py
 
 The naive retriever over the same passages drops into the same chain, so the two can be
 compared (or swapped) with one line. Without OPENAI_API_KEY there is no LLM: the chain

@@ -1,6 +1,6 @@
 """How are two entities related? Paths on the graph as pseudo-documents (the second seed).
 
-    python examples/paths.py
+    .venv/bin/python examples/paths.py
 
 Builds the seed's nano dataset on Milvus Lite, then asks "How is Leonhard Euler related to
 Daniel Bernoulli?": neither passage alone answers it, and the naive retriever returns the

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 # Public names are imported on first use (PEP 562), so ``import langchain_graphrag_milvus``
 # and the CLI's ``--help`` do not pay for LangChain, pymilvus or numpy up front.
+# A new public name goes in ``__all__``, in ``_LAZY`` and in the TYPE_CHECKING imports above.
 _LAZY: dict[str, str] = {
     "CollectionNotFoundError": "errors",
     "EmbeddingDimensionError": "errors",

@@ -101,10 +101,18 @@ def require_openai_key(option: str) -> None:
         raise ValueError(f"{option} needs OPENAI_API_KEY in the environment")
 
 
-def open_store(args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None) -> MilvusGraphStore:
-    """A store from the command-line options (nothing is contacted yet)."""
+def open_store(
+    args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None, reader: bool = False
+) -> MilvusGraphStore:
+    """A store from the command-line options (nothing is contacted yet).
+
+    ``reader=True`` (query, export, stats): reads are ``"Strong"``, so a command sees what
+    the previous command (another process) wrote, also on a server; ingest keeps the
+    store's default for the collections it creates.
+    """
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
+    extra = {"consistency_level": "Strong"} if reader else {}
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
         uri=args.uri,
@@ -112,6 +120,7 @@ def open_store(args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None
         collection_prefix=args.prefix,
         graph_path=args.graph_path,
         extractor=extractor,
+        **extra,
     )
 
 

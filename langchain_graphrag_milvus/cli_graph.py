@@ -25,7 +25,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     fmt = _format(args)
     started = time.perf_counter()
-    store = open_store(args)
+    store = open_store(args, reader=True)
     try:
         filter_value = parse_filter(args.filter)
         if args.query:
@@ -52,7 +52,7 @@ def _stats(args: argparse.Namespace) -> dict[str, Any]:
     from langchain_graphrag_milvus.file_sources import stored_sources
     from langchain_graphrag_milvus.milvus_schema import KINDS
 
-    store = open_store(args)
+    store = open_store(args, reader=True)
     try:
         store.check_open()  # a clear CollectionNotFoundError when there is nothing yet
         counts = store.counts()

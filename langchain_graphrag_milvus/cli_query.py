@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``query``."""
     if args.html and args.mode != "graph":
         raise ValueError("--html draws the graph retriever's subgraph: use it with --mode graph")
-    store = open_store(args)
+    store = open_store(args, reader=True)
     try:
         retriever = make_retriever(store, args)
         docs = retriever.invoke(args.query)

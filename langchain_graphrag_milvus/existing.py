@@ -93,6 +93,7 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
         self.metadata_fields = [expr.field_name(f) for f in metadata_fields] if metadata_fields is not None else None
         self._int_pk = False
         self._dynamic = False
+        self._metric = "L2"
 
     def __repr__(self) -> str:
         return (
@@ -127,10 +128,18 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
         self.primary_field, self.vector_field = primary, vector
         self._int_pk = types[primary].startswith("INT")
         self._dynamic = bool(desc.get("enable_dynamic_field"))
+        self._metric = self._index_metric(vector)
         if self.metadata_fields is None:
             skip = {primary, vector, self.text_field}
             self.metadata_fields = [n for n, t in types.items() if n not in skip and t in _SCALARS]
         return int(fields[vector].get("params", {}).get("dim"))
+
+    def _index_metric(self, vector: str) -> str:
+        """The metric of the collection's vector index (langchain-milvus' default: ``L2``)."""
+        names = self.client.list_indexes(self.passage_collection, field_name=vector)
+        if not names:
+            return "L2"
+        return str(self.client.describe_index(self.passage_collection, names[0]).get("metric_type") or "L2").upper()
 
     def exists(self) -> bool:
         """True if the existing collection and the entity and relation collections exist."""
@@ -203,9 +212,9 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
             out += list(self.metadata_fields or []) + (["$meta"] if self._dynamic else [])
         return list(dict.fromkeys(out))
 
-    def _row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _row(self, row: Mapping[str, Any], pk: str | None = None) -> dict[str, Any]:
         out = {k: v for k, v in row.items() if k not in (self.primary_field, self.text_field, self.vector_field)}
-        out["pk"] = str(row.get(self.primary_field or "pk", row.get("id")))
+        out["pk"] = pk if pk is not None else str(row[self.primary_field or "pk"])
         if self.text_field in row:
             out["text"] = row[self.text_field]
         return out
@@ -221,11 +230,18 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
         request = super()._search_request(kind, vectors, limit, filter_expr, output_fields)
         if kind == "passages":
             request["anns_field"] = self.vector_field
+            request["search_params"] = {**self.search_params, "metric_type": self._metric}
             request["output_fields"] = self._passage_fields(output_fields) or [self.primary_field]
         return request
 
     def _passage_hits(self, hits: list[list[Hit]]) -> list[list[Hit]]:
-        return [[Hit(h.id, h.score, self._row({**h.fields, "id": h.id})) for h in per] for per in hits]
+        # scores are similarities here: an L2 index returns squared distances, and for unit
+        # vectors 1 - d²/2 is exactly their cosine (for others it keeps the order)
+        l2 = self._metric == "L2"
+        return [
+            [Hit(h.id, 1.0 - h.score / 2.0 if l2 else h.score, self._row(h.fields, h.id)) for h in per]
+            for per in hits
+        ]
 
     def search(self, kind: Kind, vectors: Sequence[Sequence[float]], limit: int, **kwargs: Any) -> list[list[Hit]]:
         """:meth:`MilvusGraphStore.search`, reading passages through the field mapping."""
@@ -360,8 +376,8 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
             "with your langchain_milvus.Milvus store (or store.passage_store), then call store.index_passages()"
         )
 
-    add_records = add_documents = add_jsonl = upsert_documents = _read_only  # type: ignore[assignment]
-    delete_documents = delete_passages = _read_only  # type: ignore[assignment]
+    add_records = add_documents = add_jsonl = upsert_documents = _read_only
+    delete_documents = delete_passages = _read_only
 
     def drop(self) -> None:
         """Drop the entity and relation collections (the existing passage collection is kept)."""

@@ -248,7 +248,11 @@ def load_file(file: SourceFile, settings: ChunkSettings) -> LoadedFile:
     texts: list[tuple[str, dict[str, Any]]] = []
     for page in pages:
         kept = {k: page.metadata[k] for k in _KEPT_METADATA if isinstance(page.metadata.get(k), (str, int))}
-        for chunk in splitter.split_text(_clean(page.page_content)):
+        text = _clean(page.page_content)
+        title = kept.get("title")
+        if file.kind == "html" and isinstance(title, str) and title and text.startswith(title + "\n"):
+            text = text[len(title) + 1 :].lstrip()  # BSHTMLLoader's text starts with the <title>
+        for chunk in splitter.split_text(text):
             if chunk.strip():
                 texts.append((chunk, kept))
     prefix = _short_hash(file.source)

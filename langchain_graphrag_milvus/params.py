@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from langchain_graphrag_milvus.ranking import PPRRankingParams
 from langchain_graphrag_milvus.timeouts import check_timeout
+from langchain_graphrag_milvus.walk_ranking import WalkParams
 
 __all__ = ["RetrievalParams"]
 
@@ -25,8 +25,9 @@ class RetrievalParams:
     decay: float = 0.8
     ppr_relation_seeds: int = 50
     ppr_passage_seeds: int = 3
-    ppr_damping: float = 0.7
-    bridge_candidates: int = 10
+    ppr_damping: float = 0.85
+    ppr_temperature: float = 0.02
+    ppr_chain: int = 1
     max_candidates: int = 50
     rerank_select: int = 3
     filter: str | None = None
@@ -43,7 +44,6 @@ class RetrievalParams:
             "rerank_select",
             "ppr_relation_seeds",
             "ppr_passage_seeds",
-            "bridge_candidates",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -56,17 +56,22 @@ class RetrievalParams:
             raise ValueError(f"decay must be in (0, 1], got {self.decay!r}")
         if not 0.0 <= self.ppr_damping < 1.0:
             raise ValueError(f"ppr_damping must be in [0, 1), got {self.ppr_damping!r}")
+        if not (isinstance(self.ppr_temperature, (int, float)) and self.ppr_temperature > 0):
+            raise ValueError(f"ppr_temperature must be positive, got {self.ppr_temperature!r}")
+        if isinstance(self.ppr_chain, bool) or not isinstance(self.ppr_chain, int) or self.ppr_chain < 0:
+            raise ValueError(f"ppr_chain must be a non-negative integer, got {self.ppr_chain!r}")
         if self.filter is not None and not isinstance(self.filter, str):
             raise ValueError("filter must be a Milvus expression string")
         check_timeout("rerank_timeout", self.rerank_timeout)
         check_timeout("extractor_timeout", self.extractor_timeout)
 
     @property
-    def ppr(self) -> PPRRankingParams:
-        """The no-LLM ranking settings."""
-        return PPRRankingParams(
+    def walk(self) -> WalkParams:
+        """The no-LLM ranking settings (:mod:`~langchain_graphrag_milvus.walk_ranking`)."""
+        return WalkParams(
             relation_seeds=self.ppr_relation_seeds,
             passage_seeds=self.ppr_passage_seeds,
+            temperature=float(self.ppr_temperature),
             damping=self.ppr_damping,
-            bridge_candidates=self.bridge_candidates,
+            chain=self.ppr_chain,
         )

@@ -333,8 +333,8 @@ class MilvusGraphRetriever(_StoreRetriever):
     )
     ranking: Literal["ppr", "similarity"] = Field(
         default="ppr",
-        description="'ppr': PageRank over the graph + bridge (the best measured); 'similarity': the seed's "
-        "expansion ordered by similarity to the query.",
+        description="'ppr': chained PageRank walks over the graph (no LLM; the best measured); "
+        "'similarity': the seed's expansion ordered by similarity to the query.",
     )
     entity_top_k: int = Field(default=3, ge=1, description="Entity hits per query entity.")
     relation_top_k: int = Field(default=3, ge=1, description="Relation hits for the query ('similarity').")
@@ -344,8 +344,11 @@ class MilvusGraphRetriever(_StoreRetriever):
     decay: float = Field(default=0.8, gt=0, le=1, description="Graph score factor per hop ('similarity').")
     ppr_relation_seeds: int = Field(default=50, ge=1, description="Most similar relations seeding PageRank.")
     ppr_passage_seeds: int = Field(default=3, ge=1, description="Most similar passages seeding PageRank.")
-    ppr_damping: float = Field(default=0.7, ge=0, lt=1, description="PageRank damping (follow-an-edge probability).")
-    bridge_candidates: int = Field(default=10, ge=1, description="Passages the bridge step looks at.")
+    ppr_damping: float = Field(default=0.85, ge=0, lt=1, description="PageRank damping (follow-an-edge probability).")
+    ppr_temperature: float = Field(default=0.02, gt=0, description="Softmax temperature of the similarity seeds.")
+    ppr_chain: int = Field(
+        default=1, ge=0, description="Picks after which a new walk continues from the picked passages' entities."
+    )
     max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
     rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
     rerank_timeout: float | None = Field(

@@ -13,19 +13,14 @@ from typing import Any
 import numpy as np
 
 from langchain_graphrag_milvus import expr
-from langchain_graphrag_milvus.effects import Effect, EntityNames, Search
+from langchain_graphrag_milvus.effects import Effect, Search
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus_io import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus_schema import Kind
 from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id
 from langchain_graphrag_milvus.params import RetrievalParams
-from langchain_graphrag_milvus.ranking import (
-    bridge_choice,
-    interleave,
-    order_passages,
-    ppr_passage_scores,
-    predicate_overlap,
-)
+from langchain_graphrag_milvus.ranking import interleave
+from langchain_graphrag_milvus.walk_ranking import WalkSeeds, walk_ranking
 
 __all__ = [
     "Candidate",
@@ -69,14 +64,6 @@ def _graph_indices(lookup: Any, ids: Sequence[str]) -> np.ndarray:
         return np.empty(0, np.int32)
     found: np.ndarray = lookup.find(np.array([id_to_key(i) for i in ids], dtype=np.uint64))
     return found
-
-
-def _relation_scores(query: str, hits: Sequence[Hit], lexical_weight: float) -> np.ndarray:
-    """Dense similarity plus the lexical predicate bonus of :func:`predicate_overlap`."""
-    dense = np.array([h.score for h in hits], np.float32)
-    if not lexical_weight or not hits:
-        return dense
-    return dense + lexical_weight * predicate_overlap(query, [str(h.fields.get("predicate", "")) for h in hits])
 
 
 def _candidates(
@@ -238,13 +225,10 @@ def ppr_ranking(
     view: GraphView | None,
     trace: dict[str, Any] | None = None,
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
-    """The no-LLM ranking (PageRank + bridge) and, if wanted, its one-relation-per-passage pool."""
-    params = p.ppr
-    # entity seeds: exact names first, else the best vector hit of that name; under a view,
-    # an entity outside it counts as no entity at all (its name resolves by vector, inside)
+    """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
+    params = p.walk
+    # entity seeds: exact names first, else the best vector hit of that name
     exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
-    if view is not None:
-        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
     ents = [int(e) for e in exact if e >= 0]
     for name_idx, per in enumerate(entity_hits):
         if exact[name_idx] < 0 and per:
@@ -254,52 +238,32 @@ def ppr_ranking(
         ents = [e for e in ents if view.entities[e]]
     seeds_r = relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])
-    r_scores = _relation_scores(query, seeds_r, params.lexical_weight)
     seeds_p = passage_hits[: params.passage_seeds]
-    p_idx = graph.passages.find([h.id for h in seeds_p])
-    scores = ppr_passage_scores(
-        graph,
-        relation_idx=r_idx[r_idx >= 0],
-        relation_scores=r_scores[r_idx >= 0],
-        passage_idx=p_idx[p_idx >= 0],
-        passage_scores=np.array([h.score for h in seeds_p], np.float32)[p_idx >= 0],
-        entity_idx=np.array(sorted(set(ents)), np.int32),
-        params=params,
-        relation_mask=None if view is None else view.relations,
-        passage_mask=None if view is None else view.passages,
+    p_idx = np.asarray(graph.passages.find([h.id for h in seeds_p]), np.int32)
+    seeds = WalkSeeds(
+        r_idx.astype(np.int32),
+        np.array([h.score for h in seeds_r], np.float32),
+        p_idx,
+        np.array([h.score for h in seeds_p], np.float32),
+        np.array(sorted(set(ents)), np.int32),
     )
-    if view is not None:
-        scores = np.where(view.passages, scores, 0).astype(np.float32)
-    order = order_passages(scores, max(p.k, p.max_candidates, params.bridge_candidates)).tolist()
+    order_arr, scores = walk_ranking(
+        graph,
+        seeds,
+        params,
+        limit=max(p.k, p.max_candidates),
+        relation_mask=None if view is None else view.relations,
+        allowed_passages=None if view is None else view.passages,
+    )
+    order = order_arr.tolist()
     seed_rel = _candidates(seeds_r, view=view)
     by_passage: dict[str, list[Candidate]] = {}
     for cand in seed_rel:
         for pid in cand.passage_ids:
             by_passage.setdefault(pid, []).append(cand)
-
-    bridged = None
-    if len(order) >= 2:  # bridge: the second slot continues the top passage's best fact
-        top_rels = np.unique(np.concatenate([graph.pas_rel.row(g) for g in order[: params.bridge_candidates]]))
-        rel_ids = [key_to_id(k) for k in graph.relations.keys[top_rels].tolist()]
-        (hits,) = yield Search("relations", (qvec,), len(rel_ids), expr.in_list("pk", rel_ids), ("predicate",))
-        sim_idx = _graph_indices(graph.relations, [h.id for h in hits])
-        boosted = _relation_scores(query, hits, params.lexical_weight)
-        sims = {int(i): float(v) for i, v in zip(sim_idx.tolist(), boosted) if i >= 0}
-        predicates = {int(i): str(h.fields.get("predicate", "")) for i, h in zip(sim_idx.tolist(), hits) if i >= 0}
-        ent_idx, _ = graph.passage_entities(order[0])
-        ent_ids = [key_to_id(k) for k in graph.entities.keys[ent_idx].tolist()]
-        names_by_id = yield EntityNames(tuple(ent_ids))
-        ent_names = {int(i): names_by_id.get(eid, "") for i, eid in zip(ent_idx.tolist(), ent_ids)}
-        masks = (None, None) if view is None else (view.relations, view.passages)
-        bridged = bridge_choice(
-            graph, order[: params.bridge_candidates], sims, predicates, ent_names, query, params, *masks
-        )
-        if bridged is not None:
-            order.remove(bridged)
-            order.insert(1, bridged)
     hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
     if trace is not None:
-        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores, bridged=bridged)
+        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores)
     ranked = [
         Ranked(
             graph.passages.ids[g],

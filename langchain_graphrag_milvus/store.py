@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
     from langchain_graphrag_milvus.ingest import IngestReport
     from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
+    from langchain_graphrag_milvus.merge import MergeReport
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
     from langchain_graphrag_milvus.subgraph import Subgraph
@@ -488,6 +489,18 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
         return NaivePassageRetriever(store=self, **kwargs)
+
+    def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
+        """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
+
+        Relations naming a merged entity are rewritten to name ``into`` (joining an equal
+        relation if there is one), the merged entity rows are deleted, and the graph index
+        is updated in place. Crash-safe and re-runnable; see
+        :mod:`~langchain_graphrag_milvus.merge`.
+        """
+        from langchain_graphrag_milvus.merge import merge_entities
+
+        return merge_entities(self, names, into)
 
     @classmethod
     def from_existing_collection(

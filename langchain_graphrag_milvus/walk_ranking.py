@@ -11,20 +11,22 @@ run the very same code.
    1 / number of passages that mention them). Equal shares: none of the three sources
    is known in advance to be more reliable, and each one alone misses questions the
    others find.
-2. **Walks that continue from the picked passages** (query decomposition by the
+2. **A walk that continues from the picked passage** (query decomposition by the
    graph). A multi-hop question names the first entity; the passage that answers the
    first hop names the *next* one (the bridge), which the query never mentions. After
-   the first passage is picked, the next pick comes from a walk whose restart is the
-   query's seeds plus the picked passages' entities that the query does not name, each
-   weighted by the mass the first walk gave it (how strongly the query's evidence
-   reaches it). Query entities already covered by a picked passage give their restart
-   mass to those not yet covered, so a comparison question ("Which is older, A or B?")
-   gets a passage for each side. The continuation has no constant of its own: its
-   share of the restart is ``1 - damping`` of the mass, the same as the first walk's.
+   the first passage is picked, the next ones come from a second walk whose restart
+   keeps the query's relation and passage seeds and replaces the entity group by (a)
+   the query entities the picked passage does *not* cover (so "Which is older, A or
+   B?" gets a passage for each side) and (b) the picked passage's other entities,
+   weighted by the mass the first walk gave them (how strongly the query's evidence
+   reaches them; normalised to one share, like every other seed group). No constant
+   of its own: the weights come from the first walk and the graph.
 
-Only the damping, the softmax temperature and the number of seeds are free; they were
-chosen by 5-fold cross-validation over questions on two data sets (see
-``benchmarks/README.md``).
+Free constants: the damping, the softmax temperature, the number of relation and
+passage seeds and the number of chained picks. They were chosen by 5-fold
+cross-validation over questions (``benchmarks/cv_ranking.py``; results in
+``benchmarks/README.md``): damping 0.85 (the classic PageRank value, preferred by every
+fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
 """
 
 from __future__ import annotations
@@ -45,12 +47,25 @@ I32 = npt.NDArray[np.int32]
 
 @dataclass(frozen=True, kw_only=True)
 class WalkParams:
-    """The free constants of the chained-walk ranking (defaults chosen by cross-validation)."""
+    """The free constants of the chained-walk ranking (defaults chosen by cross-validation).
+
+    Attributes:
+        relation_seeds: Most similar relations in the restart.
+        passage_seeds: Most similar passages in the restart.
+        temperature: Softmax temperature over their similarities (cosine units).
+        damping: Probability of following an edge (``1 - damping``: of restarting).
+        chain: Picks after which a continued walk ranks the rest (0: one walk only).
+        chain_mode: What the continued walk restarts at besides the query's seeds:
+            ``"entities"`` (the picked passages' entities the query does not name,
+            weighted by the first walk) or ``"passages"`` (the picked passages).
+        cover_query_entities: Drop the query entities a picked passage covers from the
+            continued walk's restart.
+    """
 
     relation_seeds: int = 50
     passage_seeds: int = 3
     temperature: float = 0.02
-    damping: float = 0.7
+    damping: float = 0.85
     chain: int = 1
     chain_mode: str = "entities"
     cover_query_entities: bool = True
@@ -62,6 +77,8 @@ class WalkParams:
             raise ValueError(f"temperature must be positive, got {self.temperature!r}")
         if self.chain < 0:
             raise ValueError(f"chain must be >= 0, got {self.chain!r}")
+        if self.chain_mode not in ("entities", "passages"):
+            raise ValueError(f"chain_mode must be 'entities' or 'passages', got {self.chain_mode!r}")
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,8 @@ class WalkSeeds:
 def _softmax(scores: F32, temperature: float) -> F32:
     s = np.asarray(scores, dtype=np.float64)
     z = np.exp((s - s.max()) / temperature)
-    return (z / z.sum()).astype(np.float32)
+    out: F32 = (z / z.sum()).astype(np.float32)
+    return out
 
 
 def seed_weights(graph: GraphIndex, seeds: WalkSeeds, params: WalkParams) -> tuple[F32, F32, F32]:
@@ -201,6 +219,7 @@ def walk_ranking(
         if allowed_passages is not None:
             nxt = np.where(allowed_passages, nxt, 0).astype(np.float32)
         rest = _order(nxt, set(picked))
-        order = rest + [p for p in order if p not in set(rest)]
+        seen = set(rest)
+        order = rest + [p for p in order if p not in seen]
     full = (picked + order)[:limit]
     return np.array(full, np.int32), scores

@@ -127,6 +127,7 @@ def test_load_pdf_html_markdown_metadata(tmp_path: Path) -> None:
     assert "student of Johann Bernoulli" in " ".join(d.page_content for d in pdf.documents)
     html = load_file(by_name["daniel.html"], settings).documents
     assert html[0].metadata["title"] == "Daniel" and "var x" not in html[0].page_content
+    assert html[0].page_content.startswith("Daniel Bernoulli (1700")  # the <title> is metadata, not text
     md = load_file(by_name["johann.md"], settings).documents
     assert md[0].metadata["source"] == md[0].metadata["source_id"] == source_key(files["md"])
     assert {d.metadata["file_chunks"] for d in md} == {len(md)}
@@ -267,10 +268,11 @@ def test_errors_are_one_line_with_exit_codes(tmp_path: Path, capsys: pytest.Capt
     broken = tmp_path / "docs"
     broken.mkdir()
     (broken / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a pdf")
+    (broken / "latin1.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))  # not UTF-8
     (broken / "ok.txt").write_text("one good file")
     summary = run_json(capsys, "ingest", str(broken), "--extractor", "none", *store)
-    assert summary["files_ingested"] == 1 and summary["files_skipped"] == 1
-    assert summary["skipped"][0][0] == source_key(broken / "broken.pdf")
+    assert summary["files_ingested"] == 1 and summary["files_skipped"] == 2
+    assert sorted(s for s, _ in summary["skipped"]) == [source_key(broken / n) for n in ("broken.pdf", "latin1.txt")]
 
 
 def test_help_imports_nothing_heavy() -> None:

@@ -345,3 +345,13 @@ async def test_a_string_filter_with_a_syntax_error_is_a_typed_error(make_store, 
 def test_the_store_refuses_what_is_not_an_embeddings(embedding) -> None:
     with pytest.raises(TypeError, match="Embeddings"):
         MilvusGraphStore(embedding, uri="./never-created.db")  # type: ignore[arg-type]
+
+
+def test_filter_values_that_are_not_valid_unicode_are_a_typed_error() -> None:
+    from langchain_graphrag_milvus.expr import as_filter, in_list
+
+    with pytest.raises(InvalidFilterError, match="Unicode"):
+        as_filter({"tenant": "a\ud800"})
+    with pytest.raises(InvalidFilterError):
+        in_list("pk", ["ok", "\udfff"])
+    assert in_list("pk", ["\x00", "\u2028", 'q"\\']) == 'pk in ["\x00", "\u2028", "q\\"\\\\"]'

@@ -74,7 +74,11 @@ def test_lcel_example_runs_offline(tmp_path) -> None:
 def test_langgraph_agent_example_runs_offline(tmp_path) -> None:
     out = run_example("langgraph_agent.py", tmp_path)
     assert "ScriptedToolCaller (a stand-in, not an LLM)" in out
-    assert "tool_calls=['graph_search']" in out and "[ToolMessage] Leonhard Euler" in out
+    assert "tool_calls=[('graph_search', {" in out and "'k': 3" in out and "'entities': ['Leonhard Euler']" in out
+    tool_text = out.split("[ToolMessage] ")[1].split("[AIMessage]")[0]
+    assert tool_text.startswith("[1] source: euler (passage nano-3)")  # the source of each passage
+    assert "relations: " in tool_text and "Leonhard Euler was a student of Johann Bernoulli" in tool_text
+    assert "source: jakob" not in tool_text  # the agent's filter held
 
 
 def test_paths_example_links_euler_to_daniel_through_johann(tmp_path) -> None:

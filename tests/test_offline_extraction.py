@@ -130,3 +130,35 @@ def test_add_documents_without_triplets_through_the_store(make_store, tmp_path) 
     relations = [r for d in found for r in d.metadata["_relations"]]
     assert relations and any("Johann Bernoulli" in r for r in relations)
     assert {d.id for d in found} & {"nano-2", "nano-3"}
+
+
+def test_eval_cli_builds_the_graph_offline_and_refuses_given_without_triplets(tmp_path, capsys) -> None:
+    from langchain_graphrag_milvus.cli import main
+
+    passages, questions = tmp_path / "passages.jsonl", tmp_path / "questions_dev.jsonl"
+    rows = [
+        {"id": f"nano-{i}", "title": r["passage"].split(" (")[0], "text": r["passage"]}
+        for i, r in enumerate(nano_dataset())
+    ]
+    passages.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    question = {
+        "id": "q",
+        "question": NANO_QUESTION,
+        "hops": 2,
+        "type": "bridge",
+        "gold_passage_ids": ["nano-3", "nano-2"],
+    }
+    questions.write_text(json.dumps(question) + "\n", encoding="utf-8")
+    common = ["--embeddings", "fake", "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    # no triplets in the file: "given" cannot work (a one-line error, exit status 2)
+    assert main(["eval", "--dataset", str(tmp_path), "--extractor", "given", *common]) == 2
+    assert "has no triplets" in capsys.readouterr().err
+    out_json = tmp_path / "out.json"
+    assert main(["eval", "--dataset", str(tmp_path), "--extractor", "offline", "--json", str(out_json), *common]) == 0
+    out = capsys.readouterr().out
+    assert "offline triplets" in out and "passages/s" in out and "| naive |" in out and "R@2 bridge" in out
+    data = json.loads(out_json.read_text())
+    assert data["config"]["index"]["extraction_calls"] == 4 and data["config"]["extractor"] == "offline"
+    # a re-run parses nothing: the collections and the triplet cache are reused
+    assert main(["eval", "--dataset", str(tmp_path), "--extractor", "offline", *common]) == 0
+    assert "0 passages added" in capsys.readouterr().out

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from langchain_graphrag_milvus import EntityLinker, GraphIndex
+from langchain_graphrag_milvus.params import RetrievalParams
 from langchain_graphrag_milvus.ranking import (
     PPRRankingParams,
     bridge_choice,
@@ -15,6 +17,7 @@ from langchain_graphrag_milvus.ranking import (
     predicate_overlap,
     softmax_weights,
 )
+from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, walk_ranking
 
 NANO_TRIPLETS = {
     "jakob": [("Jakob", "was the older brother of", "Johann"), ("Jakob", "is known for", "Bernoulli numbers")],
@@ -128,3 +131,84 @@ def test_linker_diacritics_and_near_misses() -> None:
     strict = EntityLinker(["Leonhard Euler"], fuzzy_cutoff=None)
     assert strict.find("Leonard Euler") == []
     assert EntityLinker([]).find("Anything At All") == []
+
+
+# ---------------------------------------------------------------- chained walks (walk_ranking)
+def chain_graph() -> tuple[GraphIndex, dict[str, int], dict[str, int]]:
+    """``first`` links the query's entity A to the bridge B; ``second`` continues from B to C;
+    ``nearA`` and ``nearA2`` are more facts about A (closer to the query than ``second``)."""
+    passages = {
+        "first": [("A", "r", "B")],
+        "second": [("B", "s", "C")],
+        "nearA": [("A", "t", "D")],
+        "nearA2": [("A", "u", "E")],
+        "other": [("X", "v", "Y")],
+    }
+    names: dict[str, int] = {}
+    rels = []
+    for pid, triplets in passages.items():
+        for s, p, o in triplets:
+            for n in (s, o):
+                names.setdefault(n, len(names) + 1)
+            rels.append(((s, p, o), pid))
+    g = GraphIndex.from_relations(
+        relation_keys=list(range(100, 100 + len(rels))),
+        subject_keys=[names[t[0]] for t, _ in rels],
+        object_keys=[names[t[2]] for t, _ in rels],
+        passage_ids=[[pid] for _, pid in rels],
+    )
+    pas = {pid: int(g.passages.lookup([pid])[0]) for pid in passages}
+    ent = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    return g, pas, ent
+
+
+def seeds_for(passages: list[int], scores: list[float], entities: list[int]) -> WalkSeeds:
+    none = np.empty(0, np.int32)
+    return WalkSeeds(
+        none, np.empty(0, np.float32), np.array(passages, np.int32), np.array(scores, np.float32),
+        np.array(entities, np.int32),
+    )
+
+
+def test_walk_continues_from_the_picked_passage_to_the_bridge() -> None:
+    g, pas, ent = chain_graph()
+    seeds = seeds_for([pas["first"], pas["nearA"], pas["nearA2"]], [0.9, 0.6, 0.6], [ent["A"]])
+    plain = [g.passages.ids[i] for i in walk_ranking(g, seeds, WalkParams(chain=0), limit=5)[0]]
+    assert plain[0] == "first" and plain.index("second") > plain.index("nearA")  # one walk: more about A
+    chained = [g.passages.ids[i] for i in walk_ranking(g, seeds, WalkParams(chain=1), limit=5)[0]]
+    assert chained[:2] == ["first", "second"]  # the next walk restarts at B, which the query never named
+    assert set(chained) == set(plain) and "other" not in chained  # unreachable passages are not ranked
+    assert len(walk_ranking(g, seeds, WalkParams(chain=1), limit=2)[0]) == 2
+
+
+def test_walk_covers_each_query_entity() -> None:
+    g, pas, ent = chain_graph()
+    # "A or X?": two passages about A are most similar; the one about X must come second
+    seeds = seeds_for([pas["nearA"], pas["nearA2"], pas["other"]], [0.9, 0.85, 0.5], [ent["A"], ent["X"]])
+    chained = [g.passages.ids[i] for i in walk_ranking(g, seeds, WalkParams(chain=1), limit=5)[0]]
+    assert chained[0] == "nearA" and chained[1] == "other"
+
+
+def test_walk_seeds_empty_masked_and_missing() -> None:
+    g, pas, ent = chain_graph()
+    empty = seeds_for([], [], [])
+    order, scores = walk_ranking(g, empty, WalkParams(), limit=5)
+    assert order.size == 0 and scores.shape == (g.n_passages,) and not scores.any()
+    # -1 marks a hit outside the graph: it uses up a seed slot and carries no weight
+    seeds = seeds_for([-1, pas["second"], pas["first"]], [0.9, 0.8, 0.1], [])
+    one = walk_ranking(g, seeds, WalkParams(passage_seeds=2, chain=0), limit=5)[0]
+    assert g.passages.ids[one[0]] == "second" and pas["other"] not in one.tolist()
+    allowed = np.ones(g.n_passages, bool)
+    allowed[pas["second"]] = False
+    masked, _ = walk_ranking(g, seeds, WalkParams(chain=1), limit=5, allowed_passages=allowed)
+    assert pas["second"] not in masked.tolist() and masked.size > 0
+    with pytest.raises(ValueError):
+        WalkParams(damping=1.0)
+    with pytest.raises(ValueError):
+        WalkParams(temperature=0.0)
+    with pytest.raises(ValueError):
+        WalkParams(chain_mode="bridge")
+    for bad in ({"ppr_chain": -1}, {"ppr_chain": True}, {"ppr_temperature": 0}):
+        with pytest.raises(ValueError):
+            RetrievalParams(**bad)
+    assert RetrievalParams(ppr_chain=0).walk.chain == 0
