@@ -33,7 +33,8 @@ def run(backend: str, runs: int, stats: Path) -> tuple[int, float, str]:
         "STORE_MODEL_STATS": str(stats),
     }
     select = ["-m", "not server"] if backend == "lite" else ["-k", "server"]
-    cmd = [sys.executable, "-m", "pytest", "tests/test_store_model.py", "-q", "-p", "no:cacheprovider", *select]
+    cmd = [sys.executable, "-m", "pytest", "tests/test_store_model.py", "-q", "-p", "no:cacheprovider"]
+    cmd += ["--timeout=0", *select]  # the suite's 600 s per-test limit would cut a long run
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started

@@ -112,7 +112,6 @@ def open_store(
     """
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
-    extra = {"consistency_level": "Strong"} if reader else {}
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
         uri=args.uri,
@@ -120,7 +119,7 @@ def open_store(
         collection_prefix=args.prefix,
         graph_path=args.graph_path,
         extractor=extractor,
-        **extra,
+        consistency_level="Strong" if reader else "Session",
     )
 
 

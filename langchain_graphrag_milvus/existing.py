@@ -239,8 +239,7 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
         # vectors 1 - d²/2 is exactly their cosine (for others it keeps the order)
         l2 = self._metric == "L2"
         return [
-            [Hit(h.id, 1.0 - h.score / 2.0 if l2 else h.score, self._row(h.fields, h.id)) for h in per]
-            for per in hits
+            [Hit(h.id, 1.0 - h.score / 2.0 if l2 else h.score, self._row(h.fields, h.id)) for h in per] for per in hits
         ]
 
     def search(self, kind: Kind, vectors: Sequence[Sequence[float]], limit: int, **kwargs: Any) -> list[list[Hit]]:

@@ -227,8 +227,11 @@ def ppr_ranking(
 ) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
     params = p.walk
-    # entity seeds: exact names first, else the best vector hit of that name
+    # entity seeds: exact names first, else the best vector hit of that name; under a view,
+    # an entity outside it counts as no entity at all (its name resolves by vector, inside)
     exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
+    if view is not None:
+        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
     ents = [int(e) for e in exact if e >= 0]
     for name_idx, per in enumerate(entity_hits):
         if exact[name_idx] < 0 and per:

@@ -32,12 +32,14 @@ fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
+from langchain_graphrag_milvus.ranking import entity_passage_counts
 
 __all__ = ["WalkParams", "WalkSeeds", "walk_ranking", "seed_weights"]
 
@@ -103,8 +105,13 @@ def _softmax(scores: F32, temperature: float) -> F32:
     return out
 
 
-def seed_weights(graph: GraphIndex, seeds: WalkSeeds, params: WalkParams) -> tuple[F32, F32, F32]:
-    """Restart weights (entities, relations, passages), each group summing to 1 or empty (all zero)."""
+def seed_weights(
+    graph: GraphIndex, seeds: WalkSeeds, params: WalkParams, masks: tuple[Any, Any] = (None, None)
+) -> tuple[F32, F32, F32]:
+    """Restart weights (entities, relations, passages), each group summing to 1 or empty (all zero).
+
+    ``masks``: (relation mask, passage mask) of a tenant view; specificities count only those.
+    """
     ent = np.zeros(graph.n_entities, np.float32)
     rel = np.zeros(graph.n_relations, np.float32)
     pas = np.zeros(graph.n_passages, np.float32)
@@ -118,7 +125,7 @@ def seed_weights(graph: GraphIndex, seeds: WalkSeeds, params: WalkParams) -> tup
         np.add.at(pas, p_idx, _softmax(p_sc, params.temperature))
     e_idx = np.unique(seeds.entity_idx)
     if e_idx.size:
-        spec = 1.0 / np.maximum(graph.entity_passage_counts(e_idx), 1)
+        spec = 1.0 / np.maximum(entity_passage_counts(graph, e_idx, *masks), 1)
         ent[e_idx] = spec / spec.sum()
     return ent, rel, pas
 
@@ -130,8 +137,9 @@ def _walk(
     pas: F32,
     damping: float,
     relation_mask: npt.NDArray[np.bool_] | None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[F32, F32]:
-    """Passage and entity mass of one walk (zeros when there is no seed)."""
+    """Passage and entity mass of one walk (zeros when there is no seed); masks: a tenant view's subgraph."""
     if not (ent.any() or rel.any() or pas.any()):
         return np.zeros(graph.n_passages, np.float32), np.zeros(graph.n_entities, np.float32)
     res = personalized_pagerank(
@@ -141,6 +149,7 @@ def _walk(
         passage_weights=(np.flatnonzero(pas), pas[pas > 0]),
         damping=damping,
         relation_mask=relation_mask,
+        passage_mask=passage_mask,
     )
     return res.passage, res.entity
 
@@ -157,6 +166,7 @@ def _continuation(
     seeds: WalkSeeds,
     entity_mass: F32,
     params: WalkParams,
+    masks: tuple[Any, Any] = (None, None),
 ) -> tuple[F32, F32]:
     """Entity restart for the next pick: uncovered query entities and the picked passages' bridges."""
     query_ents = set(np.unique(seeds.entity_idx).tolist())
@@ -171,7 +181,7 @@ def _continuation(
     query_w = np.zeros(graph.n_entities, np.float32)
     keep = sorted(query_ents - picked_ents) if params.cover_query_entities else sorted(query_ents)
     if keep:
-        spec = 1.0 / np.maximum(graph.entity_passage_counts(keep), 1)
+        spec = 1.0 / np.maximum(entity_passage_counts(graph, keep, *masks), 1)
         query_w[keep] = spec / spec.sum()
     return query_w, bridge
 
@@ -198,8 +208,9 @@ def walk_ranking(
     Returns:
         ``(order, scores)``: passage indices (positive score only) and the first walk's mass.
     """
-    ent, rel, pas = seed_weights(graph, seeds, params)
-    scores, entity_mass = _walk(graph, ent, rel, pas, params.damping, relation_mask)
+    masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
+    ent, rel, pas = seed_weights(graph, seeds, params, masks)
+    scores, entity_mass = _walk(graph, ent, rel, pas, params.damping, *masks)
     if allowed_passages is not None:
         scores = np.where(allowed_passages, scores, 0).astype(np.float32)
     order = _order(scores, set())
@@ -208,14 +219,14 @@ def walk_ranking(
         if not order:
             break
         picked.append(order.pop(0))
-        query_w, bridge = _continuation(graph, picked, seeds, entity_mass, params)
+        query_w, bridge = _continuation(graph, picked, seeds, entity_mass, params, masks)
         if params.chain_mode == "passages":
             p2 = pas.copy()
             p2[picked] += 1.0 / len(picked)
-            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params.damping, relation_mask)
+            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params.damping, *masks)
         else:
             e2 = query_w + (bridge / bridge.sum() if bridge.any() else bridge)
-            nxt, _ = _walk(graph, e2, rel, pas, params.damping, relation_mask)
+            nxt, _ = _walk(graph, e2, rel, pas, params.damping, *masks)
         if allowed_passages is not None:
             nxt = np.where(allowed_passages, nxt, 0).astype(np.float32)
         rest = _order(nxt, set(picked))

@@ -35,7 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(scope="session")
 def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """URI of a real Milvus server for the whole session."""
+    """URI of a real Milvus server for the whole session.
+
+    The server gets its own free ports (etcd's too), so it starts beside any other Milvus on the
+    machine; under ``.ci/run`` it records its pid in ``MILVUS_SERVER_PID_DIR`` so CI can stop it,
+    and only it, if this session dies before its teardown.
+    """
     uri = request.config.getoption("--milvus-uri")
     if uri:
         yield uri

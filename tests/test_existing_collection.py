@@ -72,8 +72,22 @@ async def test_existing_collection_with_given_triplets(team, retrieve) -> None:
             assert isinstance(doc.metadata["year"], int)
             assert not {"id", "pk", "text", "vector"} & set(doc.metadata)  # only the team's metadata (+ ours)
     graph_docs = graph.invoke(NANO_QUESTION)
-    assert {d.metadata["source"] for d in graph_docs} == {"euler.txt", "daniel.txt"}
+    # the same ranking as a store that owns its passages (same triplets, same embeddings)
+    reference = MilvusGraphStore(
+        LexicalEmbeddings(), uri=store.uri, collection_prefix=f"ref{uuid.uuid4().hex[:8]}", consistency_level="Strong"
+    )
+    try:
+        reference.add_records(
+            [{"id": source_of[r["passage"]], "text": r["passage"], "triplets": r["triplets"]} for r in nano_dataset()]
+        )
+        expected = MilvusGraphRetriever(store=reference, k=2).invoke(NANO_QUESTION)
+        assert [d.metadata["source"] for d in graph_docs] == [d.id for d in expected]
+        assert [d.metadata["_score"] for d in graph_docs] == pytest.approx([d.metadata["_score"] for d in expected])
+    finally:
+        reference.drop()
     assert graph_docs[0].metadata["_relations"]
+    paths = store.as_path_retriever(sentences=True).invoke("How is Leonhard Euler related to Daniel Bernoulli?")
+    assert paths[0].metadata["_path_found"] and "Johann Bernoulli" in paths[0].page_content
     filtered = graph.invoke(NANO_QUESTION, filter={"source": "daniel.txt"})
     assert [d.metadata["source"] for d in filtered] == ["daniel.txt"]
 
