@@ -36,7 +36,7 @@ from langchain_graphrag_milvus.identity import (
     default_passage_id,
     resolve_source,
 )
-from langchain_graphrag_milvus.ingest import IngestReport, ingest_documents
+from langchain_graphrag_milvus.ingest import IngestReport, ingest_documents, record_from_document
 from langchain_graphrag_milvus.milvus_io import MAX_TOP_K
 from langchain_graphrag_milvus.writes import apply_graph_change, delete_rows
 
@@ -205,6 +205,9 @@ def upsert_documents(
     source_field = getattr(store, "source_field", "source")
     if splitter is not None:
         docs = split(docs, splitter, source_field)
+    if strict:  # refuse invalid documents before anything is deleted, not after
+        for doc in docs:
+            record_from_document(doc, strict=True, problems=[], source_field=source_field)
     sources = list(dict.fromkeys(_source_of(d, source_field) for d in docs))
     current = {_passage_id_of(d) for d in docs}
     report = UpsertReport()
