@@ -165,7 +165,10 @@ def chain_graph() -> tuple[GraphIndex, dict[str, int], dict[str, int]]:
 def seeds_for(passages: list[int], scores: list[float], entities: list[int]) -> WalkSeeds:
     none = np.empty(0, np.int32)
     return WalkSeeds(
-        none, np.empty(0, np.float32), np.array(passages, np.int32), np.array(scores, np.float32),
+        none,
+        np.empty(0, np.float32),
+        np.array(passages, np.int32),
+        np.array(scores, np.float32),
         np.array(entities, np.int32),
     )
 
