@@ -43,5 +43,6 @@ lint: $(STAMP)
 
 # Everything generated: the venv, caches (embeddings, eval stores), example data, build output.
 clean:
-	rm -rf $(VENV) .cache examples/data .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	rm -rf $(VENV) .cache examples/data .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info \
+		my_docs answer.html answer.json graph.graphml
 	find . -name __pycache__ -type d -prune -not -path "./.git/*" -exec rm -rf {} +

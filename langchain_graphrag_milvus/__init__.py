@@ -24,23 +24,34 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.errors import (
         CollectionNotFoundError,
+        CorruptIndexError,
         EmbeddingDimensionError,
         GraphRAGError,
+        InvalidEmbeddingError,
         InvalidFilterError,
+        InvalidIdError,
+        LitePathError,
         MalformedRecordError,
         MalformedTripletError,
         StaleIndexError,
         StoreConnectionError,
         UnknownIdError,
     )
+    from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
     from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
     from langchain_graphrag_milvus.graph import Expansion, GraphIndex
     from langchain_graphrag_milvus.ingest import IngestReport
-    from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
+    from langchain_graphrag_milvus.offline_extraction import (
+        OfflineExtractorUnavailableError,
+        create_offline_triplet_extractor,
+    )
+    from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever, NoPathEvents
     from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
     from langchain_graphrag_milvus.rerank import create_llm_reranker
     from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
     from langchain_graphrag_milvus.store import Hit, MilvusGraphStore
+    from langchain_graphrag_milvus.subgraph import Subgraph
+    from langchain_graphrag_milvus.tools import create_graph_retriever_tool
 
 # Public names are imported on first use (PEP 562), so ``import langchain_graphrag_milvus``
 # and the CLI's ``--help`` do not pay for LangChain, pymilvus or numpy up front.
@@ -69,6 +80,16 @@ _LAZY: dict[str, str] = {
     "NaivePassageRetriever": "retrievers",
     "Hit": "store",
     "MilvusGraphStore": "store",
+    "InvalidIdError": "errors",
+    "InvalidEmbeddingError": "errors",
+    "LitePathError": "errors",
+    "CorruptIndexError": "errors",
+    "OfflineExtractorUnavailableError": "offline_extraction",
+    "create_offline_triplet_extractor": "offline_extraction",
+    "Subgraph": "subgraph",
+    "create_graph_retriever_tool": "tools",
+    "ExistingCollectionGraphStore": "existing",
+    "NoPathEvents": "path_retriever",
 }
 
 
@@ -113,5 +134,15 @@ __all__ = [
     "InvalidFilterError",
     "StoreConnectionError",
     "StaleIndexError",
+    "InvalidIdError",
+    "InvalidEmbeddingError",
+    "LitePathError",
+    "CorruptIndexError",
+    "OfflineExtractorUnavailableError",
+    "create_offline_triplet_extractor",
+    "Subgraph",
+    "create_graph_retriever_tool",
+    "ExistingCollectionGraphStore",
+    "NoPathEvents",
     "__version__",
 ]

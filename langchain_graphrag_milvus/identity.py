@@ -15,23 +15,31 @@ The rules (standard library only):
 * **Generated passage ids.** A passage without an id gets a 16-hex hash of its text
   *and its metadata* (of the text alone when it has none): the same text from another
   tenant, file or page is another passage, and re-ingesting identical input is a no-op.
+* **Tenants.** In a store with a partition key, a source's identity is the pair
+  (partition key value, source): tenants ``a`` and ``b`` may both have ``"notes.txt"``
+  and never touch each other's passages.
 * **Chunk ids.** A splitter's chunks of source ``S`` get ids ``"S#0000"``, ``"S#0001"``...
-  (numbered across all documents of ``S`` in one call). An id of that form, a ``#``
-  followed by four or more digits at its end, is accepted only for a passage whose
-  source is exactly the part before that ``#`` (a chunk of ``S``), so no other
-  document can take, or overwrite, a chunk's id.
+  (numbered across all documents of ``S`` in one call); in a store with a partition
+  key, ``"S#0000@"`` followed by 12 hex digits of a hash of the tenant value, so two
+  tenants' chunks of ``"notes.txt"`` never share an id. An id of that form, a ``#``
+  followed by four or more digits (and optionally ``@`` and 12 hex digits) at its end,
+  is accepted only for a passage whose source is exactly the part before that ``#``
+  (a chunk of ``S``), so no other document can take, or overwrite, a chunk's id.
 
 Example:
     >>> chunk_id("corpus/daniel.txt", 2)
     'corpus/daniel.txt#0002'
     >>> chunk_source("x#0000")     # a document with id "x#0000" must have source "x"
     'x'
+    >>> chunk_id("notes.txt", 0, scope="a") != chunk_id("notes.txt", 0, scope="b")
+    True
     >>> default_passage_id("same text", {"tenant": "a"}) != default_passage_id("same text", {"tenant": "b"})
     True
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -57,9 +65,11 @@ __all__ = [
 #: Longest passage or source id accepted (bytes of UTF-8): the primary-key limit.
 MAX_ID_BYTES = 512
 CHUNK_SEPARATOR = "#"
-_CHUNK_SUFFIX = re.compile(r"#[0-9]{4,}\Z")
+_CHUNK_SUFFIX = re.compile(r"#[0-9]{4,}(?:@[0-9a-f]{12})?\Z")
 #: Room kept for the ``#NNNN`` suffix when a source is chunked (up to 10**10 chunks).
 _CHUNK_ROOM = 11
+#: Extra room for the ``@<12 hex>`` tenant suffix of a chunk id in a partitioned store.
+_SCOPE_ROOM = 13
 
 
 def utf8_length(value: str, where: str) -> int:
@@ -100,9 +110,16 @@ def check_id_list(values: Iterable[Any], what: str) -> list[str]:
     return list(dict.fromkeys(check_id(v, f"{what}[{i}]") for i, v in enumerate(values)))
 
 
-def chunk_id(source: str, index: int) -> str:
-    """The id of chunk ``index`` of ``source``: ``"{source}#{index:04d}"``."""
-    return f"{source}{CHUNK_SEPARATOR}{index:04d}"
+def chunk_id(source: str, index: int, scope: str | None = None) -> str:
+    """The id of chunk ``index`` of ``source``: ``"{source}#{index:04d}"``.
+
+    With ``scope`` (the tenant: the partition key value), ``"@"`` and 12 hex digits of
+    its hash follow, so each tenant's chunks of a shared source name have their own ids.
+    """
+    base = f"{source}{CHUNK_SEPARATOR}{index:04d}"
+    if scope is None:
+        return base
+    return f"{base}@{hashlib.blake2b(scope.encode('utf-8'), digest_size=6).hexdigest()}"
 
 
 def chunk_source(passage_id: str) -> str | None:
@@ -122,13 +139,14 @@ def check_chunk_form(passage_id: str, source: str, where: str) -> None:
         )
 
 
-def check_chunkable_source(source: str, where: str) -> None:
-    """Refuse a source too long to leave room for the ``#NNNN`` chunk suffix."""
+def check_chunkable_source(source: str, where: str, *, scoped: bool = False) -> None:
+    """Refuse a source too long to leave room for the chunk suffix (``#NNNN``, ``@<tenant hash>``)."""
     size = utf8_length(source, where)
-    if size > MAX_ID_BYTES - _CHUNK_ROOM:
+    room = _CHUNK_ROOM + (_SCOPE_ROOM if scoped else 0)
+    if size > MAX_ID_BYTES - room:
         raise InvalidIdError(
             f"{where}: source {source[:40]!r}... is {size} bytes; chunk ids need it to be at most "
-            f"{MAX_ID_BYTES - _CHUNK_ROOM} bytes"
+            f"{MAX_ID_BYTES - room} bytes"
         )
 
 

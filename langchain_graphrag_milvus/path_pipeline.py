@@ -57,6 +57,7 @@ from langchain_graphrag_milvus.normalize import entity_id, id_to_key, key_to_id,
 from langchain_graphrag_milvus.pipeline import query_entities
 from langchain_graphrag_milvus.stages import search_in_view
 from langchain_graphrag_milvus.timeouts import check_timeout
+from langchain_graphrag_milvus.vectors import check_query_vectors
 
 __all__ = ["PathParams", "path_pipeline", "no_path_event", "NO_PATH_EVENT"]
 
@@ -186,7 +187,7 @@ def path_pipeline(
     view: GraphView | None = (yield ViewOf(p.filter, graph)) if p.filter else None
 
     unresolved = tuple(n for n, i in zip(names, _exact_indices(graph, names, view)) if i < 0)
-    vectors = yield Embed((query, *unresolved))
+    vectors = check_query_vectors((query, *unresolved), (yield Embed((query, *unresolved))))
     qvec = tuple(map(float, vectors[0]))
     hits: list[list[Hit]] = []
     if unresolved:

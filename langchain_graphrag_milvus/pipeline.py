@@ -50,6 +50,7 @@ from langchain_graphrag_milvus.stages import (
     search_in_view,
     similarity_ranking,
 )
+from langchain_graphrag_milvus.vectors import check_query_vectors
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
@@ -152,6 +153,7 @@ def graph_pipeline(
     graph: GraphIndex = yield GetGraph()
 
     vectors = yield Embed((query, *names))  # one embedding call for the query and its entities
+    vectors = check_query_vectors((query, *names), vectors)  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
     relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
@@ -230,6 +232,6 @@ def graph_pipeline(
 
 def naive_pipeline(query: str, k: int, filter_expr: str | None) -> Generator[Effect, Any, list[Document]]:
     """Plain top-k passage search, returning the same Document format."""
-    (vector,) = yield Embed((query,))
+    (vector,) = check_query_vectors((query,), (yield Embed((query,))))
     hits = yield Search("passages", (tuple(map(float, vector)),), k, filter_expr, PASSAGE_FIELDS)
     return [passage_document(h.id, dict(h.fields), score=h.score) for h in hits[0]]

@@ -433,7 +433,11 @@ class MilvusGraphStore(MilvusReads, GraphState):
 
         if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
             raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
-        docs = split(list(documents), splitter, self.source_field) if splitter is not None else documents
+        docs = (
+            split(list(documents), splitter, self.source_field, self.partition_key_field)
+            if splitter is not None
+            else documents
+        )
         return ingest_documents(self, docs, strict=strict, show_progress=show_progress, extractor=extractor)
 
     def add_jsonl(
@@ -463,7 +467,10 @@ class MilvusGraphStore(MilvusReads, GraphState):
         Passages of a source that are not in the new version are deleted (with the
         relations and entities only they supported), changed ones replaced, new ones added,
         unchanged ones left alone. The source id is ``metadata["source_id"]``, else
-        ``Document.id``, else ``metadata[source_field]`` (``"source"``: a loader's file).
+        ``Document.id``, else ``metadata[source_field]`` (``"source"``: a loader's file);
+        with ``partition_key_field`` a source is (tenant, source id). Everything is
+        validated before the first delete: a source with an invalid new document is kept
+        as it was and listed in ``report.sources_skipped`` (``strict``: raises).
         """
         from langchain_graphrag_milvus.lifecycle import upsert_documents
 
@@ -471,17 +478,23 @@ class MilvusGraphStore(MilvusReads, GraphState):
             self, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
         )
 
-    def delete_documents(self, source_ids: Iterable[str]) -> DeleteReport:
-        """Delete all passages of these source documents, and what only they supported."""
+    def delete_documents(
+        self, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
+    ) -> DeleteReport:
+        """Delete all passages of these source documents, and what only they supported.
+
+        With ``partition_key_field`` pass ``tenant="..."`` (that tenant's passages of these
+        sources) or ``all_tenants=True`` (every tenant's); otherwise ``ValueError``.
+        """
         from langchain_graphrag_milvus.lifecycle import delete_documents
 
-        return delete_documents(self, source_ids)
+        return delete_documents(self, source_ids, tenant=tenant, all_tenants=all_tenants)
 
-    def delete_passages(self, passage_ids: Iterable[str]) -> DeleteReport:
-        """Delete passages by id, and what only they supported."""
+    def delete_passages(self, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
+        """Delete passages by id (only ``tenant``'s when given), and what only they supported."""
         from langchain_graphrag_milvus.lifecycle import delete_passages
 
-        return delete_passages(self, passage_ids)
+        return delete_passages(self, passage_ids, tenant=tenant)
 
     # ------------------------------------------------------------------ misc
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:

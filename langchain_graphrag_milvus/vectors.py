@@ -17,7 +17,7 @@ import numpy as np
 
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError, InvalidEmbeddingError
 
-__all__ = ["check_vectors"]
+__all__ = ["check_vectors", "check_query_vectors"]
 
 _SHOWN = 3
 
@@ -100,3 +100,20 @@ def check_vectors(texts: Sequence[str], vectors: Sequence[Any], *, dim: int | No
                 "cannot compare; nothing was written"
             )
     return matrix.tolist()  # type: ignore[no-any-return]
+
+
+def check_query_vectors(texts: Sequence[str], vectors: Sequence[Any]) -> list[list[float]]:
+    """Validate the vectors of a query (and its entity names) before any search.
+
+    A model that misbehaves on one query (NaN, infinite, ragged or non-numeric output)
+    gets a typed error instead of a search with garbage or a raw Milvus error.
+
+    Raises:
+        InvalidEmbeddingError: Wrong number of vectors, a non-numeric, NaN or infinite vector.
+        EmbeddingDimensionError: The vectors have different lengths.
+    """
+    try:
+        return check_vectors(texts, vectors, dim=None, cosine=False)
+    except (InvalidEmbeddingError, EmbeddingDimensionError) as exc:
+        message = str(exc).replace("; nothing was written", "; no search was run")
+        raise type(exc)(f"query embedding: {message}") from None

@@ -35,6 +35,16 @@ def test_public_api_is_locked() -> None:
             "InvalidFilterError",
             "StoreConnectionError",
             "StaleIndexError",
+            "InvalidIdError",
+            "InvalidEmbeddingError",
+            "LitePathError",
+            "CorruptIndexError",
+            "OfflineExtractorUnavailableError",
+            "create_offline_triplet_extractor",
+            "Subgraph",
+            "create_graph_retriever_tool",
+            "ExistingCollectionGraphStore",
+            "NoPathEvents",
             "__version__",
         ]
     )

@@ -12,12 +12,13 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore, MilvusPathRetriever
 from langchain_graphrag_milvus.errors import (
     EmbeddingDimensionError,
     InvalidEmbeddingError,
     InvalidFilterError,
     InvalidIdError,
+    MalformedRecordError,
 )
 from langchain_graphrag_milvus.identity import check_id, chunk_source, default_passage_id
 
@@ -79,7 +80,7 @@ def test_hostile_ids_are_stored_fetched_updated_and_deleted_alone(make_store, pa
     report = store.delete_passages([HOSTILE_IDS[0]])
     assert report.passages_deleted == 1
     assert set(stored(store)) == {*HOSTILE_IDS[1:], "bystander"}
-    store.delete_documents(HOSTILE_IDS[1:3])
+    store.delete_documents(HOSTILE_IDS[1:3], **({"tenant": "a"} if partitioned else {}))  # sources are per tenant
     assert set(stored(store)) == {*HOSTILE_IDS[3:], "bystander"}
     assert store.graph.n_passages == len(HOSTILE_IDS) - 3 + 1
 
@@ -355,3 +356,106 @@ def test_filter_values_that_are_not_valid_unicode_are_a_typed_error() -> None:
     with pytest.raises(InvalidFilterError):
         in_list("pk", ["ok", "\udfff"])
     assert in_list("pk", ["\x00", "\u2028", 'q"\\']) == 'pk in ["\x00", "\u2028", "q\\"\\\\"]'
+
+
+# ---------------------------------------------------------------------- 5. upserts validated first, tenant sources
+def pages(texts: list[str], source: str, **meta) -> list[Document]:
+    """What a LangChain loader returns for one file (no ids; ``metadata["source"]``)."""
+    return [
+        Document(page_content=t, metadata={"source": source, "page": i, "triplets": [], **meta})
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_non_strict_upsert_keeps_a_source_whose_new_version_is_invalid(make_store) -> None:
+    from langchain_graphrag_milvus.upsert_plan import SkippedSource
+
+    store = make_store(LexicalEmbeddings())
+    store.add_documents(pages(["Good one.", "Good two."], "good.txt") + pages(["Bad one.", "Bad two."], "bad.txt"))
+    before = stored(store, fields=("text", "source_id"))
+    v2_bad = pages(["Bad one, new.", ""], "bad.txt")  # page 1 is empty: the new version is invalid
+    with pytest.raises(MalformedRecordError):
+        store.upsert_documents(pages(["Good one."], "good.txt") + v2_bad, strict=True)
+    assert stored(store, fields=("text", "source_id")) == before  # strict: nothing changed
+    report = store.upsert_documents(pages(["Good one."], "good.txt") + v2_bad)
+    assert [(s.source, s.tenant) for s in report.sources_skipped] == [("bad.txt", None)]
+    assert isinstance(report.sources_skipped[0], SkippedSource) and "empty" in report.sources_skipped[0].reason
+    assert report.documents_skipped == 2 and "1 sources skipped" in str(report)
+    assert (report.deleted.passages_deleted, report.ingested.passages_unchanged) == (1, 1)
+    rows = stored(store, fields=("text", "source_id"))
+    assert sorted(r["text"] for r in rows.values() if r["source_id"] == "bad.txt") == ["Bad one.", "Bad two."]
+    assert [r["text"] for r in rows.values() if r["source_id"] == "good.txt"] == ["Good one."]
+
+
+def test_a_foreign_id_refuses_its_source_before_any_delete(make_store) -> None:
+    store = make_store(LexicalEmbeddings(), partition_key_field="tenant")
+    store.add_documents([doc("d1", "Tenant a's secret.", [["Ada", "knows", "Bob"]], tenant="a")])
+    store.add_documents([doc(f"b{i}", f"B's note {i}.", [], tenant="b", source_id="s") for i in (1, 2)])
+    before = stored(store, fields=("text", "tenant", "source_id"))
+    # tenant b's new version of source "s" names a's id "d1": the old b2 must not be deleted first
+    new = [
+        doc("d1", "B takes d1.", [], tenant="b", source_id="s"),
+        doc("b1", "B's note 1.", [], tenant="b", source_id="s"),
+    ]
+    with pytest.raises(InvalidIdError, match="belongs to tenant 'a'"):
+        store.upsert_documents(new, strict=True)
+    assert stored(store, fields=("text", "tenant", "source_id")) == before
+    report = store.upsert_documents(new)
+    assert [(s.source, s.tenant) for s in report.sources_skipped] == [("s", "b")]
+    assert "belongs to tenant 'a'" in report.sources_skipped[0].reason
+    assert report.deleted.passages_deleted == 0 and report.ingested.passages_seen == 0
+    assert stored(store, fields=("text", "tenant", "source_id")) == before
+
+
+def test_sources_are_scoped_by_tenant(make_store) -> None:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    store = make_store(LexicalEmbeddings(), partition_key_field="tenant")
+    hostile = 'b" or tenant != "x'
+    for who in ("a", "b", hostile):
+        store.add_documents(pages([f"Notes of {who}."], "notes.txt", tenant=who))
+    # b's upsert of "notes.txt" replaces b's passage only
+    report = store.upsert_documents(pages(["New notes of b."], "notes.txt", tenant="b"))
+    assert report.deleted.passages_deleted == 1
+    texts = {r["tenant"]: r["text"] for r in stored(store, fields=("text", "tenant")).values()}
+    assert texts == {"a": "Notes of a.", "b": "New notes of b.", hostile: f"Notes of {hostile}."}
+    # a delete by source names its tenant, or asks for every tenant explicitly
+    with pytest.raises(ValueError, match="tenant="):
+        store.delete_documents(["notes.txt"])
+    with pytest.raises(ValueError, match="not both"):
+        store.delete_documents(["notes.txt"], tenant="a", all_tenants=True)
+    assert store.delete_documents(["notes.txt"], tenant=hostile).passages_deleted == 1  # escaped: one tenant
+    assert sorted(r["tenant"] for r in stored(store, fields=("tenant",)).values()) == ["a", "b"]
+    assert store.delete_documents(["notes.txt"], tenant="b").passages_deleted == 1
+    # chunks of a shared source name get per-tenant ids: neither tenant's upsert touches the other's
+    splitter = RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=0)
+    for who in ("a", "b"):
+        body = f"Chapter one by {who}. " * 3
+        store.upsert_documents(
+            [Document(page_content=body, metadata={"source": "book", "tenant": who})], splitter=splitter
+        )
+    rows = stored(store, fields=("tenant", "source_id"))
+    book = {pk: r["tenant"] for pk, r in rows.items() if r["source_id"] == "book"}
+    assert {t for t in book.values()} == {"a", "b"} and all(pk.startswith("book#") for pk in book)
+    a_ids = [pk for pk, t in book.items() if t == "a"]
+    assert store.delete_passages(a_ids, tenant="b").passages_deleted == 0  # b cannot delete a's ids
+    assert store.delete_documents(["book", "notes.txt"], all_tenants=True).passages_deleted == len(book) + 1
+    assert stored(store) == {}
+    plain = make_store(LexicalEmbeddings())
+    with pytest.raises(ValueError, match="partition_key_field"):
+        plain.delete_documents(["notes.txt"], tenant="a")
+
+
+async def test_a_query_vector_with_nan_or_inf_is_a_typed_error(make_store, retrieve) -> None:
+    store = make_store(FaultyEmbeddings())
+    store.add_documents([doc("g0", "Ada wrote a note.", [["Ada", "wrote", "a note"]])])
+    for fault in ("NAN", "INF", "HUGE"):
+        retrievers = (
+            store.as_naive_retriever(k=1),
+            MilvusGraphRetriever(store=store, k=1),
+            MilvusPathRetriever(store=store),
+        )
+        for retriever in retrievers:
+            with pytest.raises(InvalidEmbeddingError, match="query embedding.*no search was run"):
+                await retrieve(retriever, f"What did Ada write {fault}?")
+    assert len(await retrieve(MilvusGraphRetriever(store=store, k=1), "What did Ada write?")) == 1

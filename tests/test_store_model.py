@@ -12,13 +12,17 @@ with that metadata value), exactly as the model holds them, and as many as it sh
 The model follows the documented identity rules (``langchain_graphrag_milvus.identity``):
 a document's id is its passage id; a document without one gets a hash of its text and
 metadata; its source is ``metadata["source_id"]``, else its id, else ``metadata["source"]``;
-a splitter's chunks of source ``S`` are ``S#0000``, ``S#0001``...; an ingest never moves or
-overwrites another tenant's passage (refused). Sources are drawn per tenant (``"a:<hostile>"``):
-``upsert_documents`` and ``delete_documents`` name sources without a tenant, so what one tenant's
-upsert of a source the other tenant also has should do is not defined yet (today it deletes the
-other tenant's passages of that source). Ids are shared by both tenants. An operation that raises a
-``GraphRAGError`` must leave the store unchanged, and may only do so for input that is
-invalid by those rules (an id over the byte limit, an id in another source's chunk form).
+a splitter's chunks of source ``S`` in tenant ``t`` are ``S#0000@<h>``, ``S#0001@<h>``... (``<h>``:
+12 hex digits of blake2b of ``t``); an ingest never moves or overwrites another tenant's passage
+(refused). A source is (tenant, source id): both tenants draw from the same hostile source names,
+``upsert_documents`` replaces only the upserting tenant's passages of a source, and
+``delete_documents`` deletes in one tenant (``tenant=``) or, explicitly, in all
+(``all_tenants=True``); ``delete_passages`` may be scoped to a tenant too. Ids are shared by both
+tenants. Upserts run strict or not: strict, an invalid new version raises; not strict, it is
+skipped and reported (``sources_skipped``, or a skipped record when it names no valid source),
+and either way the source keeps its old version. An operation that raises a ``GraphRAGError``
+must leave the store unchanged, and may only do so for input that is invalid by those rules (an
+id over the byte limit, an id in another source's chunk form).
 
 Profiles (``STORE_MODEL_PROFILE``): ``ci`` (default; fixed seed, a few short runs per
 backend) and ``long`` (random; ``STORE_MODEL_EXAMPLES`` runs of up to 25 steps per backend;
@@ -29,6 +33,7 @@ backend) and ``long`` (random; ``STORE_MODEL_EXAMPLES`` runs of up to 25 steps p
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -131,6 +136,8 @@ hostile = st.one_of(
     .filter(lambda s: s.strip() != "" and not HEX16.fullmatch(s)),
     st.sampled_from([_long("id", 200), _long("huge", 600), "x#0000", "x#0001", "x"]),
 )
+#: Source names both tenants use often, so that their sources collide (the case tenant scoping is about).
+SHARED_SOURCES = ["notes.txt", "x", 'O\'Brien "report"]']
 tag_value = st.one_of(st.sampled_from(HOSTILE), st.just(_long("tag", 3000)), st.just(""))
 tenant = st.sampled_from(TENANTS)
 triplet = st.tuples(st.sampled_from(WORDS), st.sampled_from(PREDICATES), st.sampled_from(WORDS)).filter(
@@ -173,8 +180,13 @@ def _invalid_id(pid: str, source: str) -> bool:
     """Input the identity rules refuse (the only reason an operation may fail)."""
     if len(pid.encode()) > MAX_ID_BYTES or len(source.encode()) > MAX_ID_BYTES:
         return True
-    match = re.search(r"#[0-9]{4,}\Z", pid)
+    match = re.search(r"#[0-9]{4,}(@[0-9a-f]{12})?\Z", pid)
     return bool(match) and pid[: match.start()] != source
+
+
+def _chunk_id(source: str, index: int, who: str) -> str:
+    """The documented chunk id of a partitioned store (written out here, not imported)."""
+    return f"{source}#{index:04d}@{hashlib.blake2b(who.encode(), digest_size=6).hexdigest()}"
 
 
 class StoreModel(RuleBasedStateMachine):
@@ -208,9 +220,14 @@ class StoreModel(RuleBasedStateMachine):
     def rows(self) -> list[Row]:
         return [*self.known.values(), *self.auto.values()]
 
-    def _remove_source(self, source: str) -> None:
-        self.known = {k: r for k, r in self.known.items() if r.source != source}
-        self.auto = {k: r for k, r in self.auto.items() if r.source != source}
+    def _remove_source(self, source: str, who: str | None) -> None:
+        """Remove a source's passages in tenant ``who`` (None: in every tenant)."""
+
+        def gone(r: Row) -> bool:
+            return r.source == source and (who is None or r.tenant == who)
+
+        self.known = {k: r for k, r in self.known.items() if not gone(r)}
+        self.auto = {k: r for k, r in self.auto.items() if not gone(r)}
 
     def _other_tenants(self, pid: str | None, who: str) -> bool:
         """An ingest never moves or overwrites another tenant's passage (the store refuses it)."""
@@ -237,12 +254,17 @@ class StoreModel(RuleBasedStateMachine):
             return
         update()
 
+    def _source(self, data: Any) -> str:
+        """A source name: often one a tenant already has or a shared one, else a new hostile one."""
+        used = sorted({r.source for r in self.rows() if r.source != AUTO})
+        return data.draw(st.sampled_from([*SHARED_SOURCES, *used]) | hostile, label="source")
+
     def _docs(self, data: Any, n: int, kind: str, who: str) -> list[Document]:
         docs = []
         for _ in range(n):
             meta: dict[str, Any] = {"tenant": who, "tag": data.draw(tag_value, label="tag")}
             if kind == "loader":
-                meta["source"] = f"{who}:{data.draw(hostile, label='source')}"
+                meta["source"] = self._source(data)
                 meta["page"] = data.draw(st.integers(0, 2), label="page")
             if data.draw(st.booleans(), label="with triplets"):
                 meta["triplets"] = [list(t) for t in data.draw(st.lists(triplet, min_size=1, max_size=3), label="trip")]
@@ -289,10 +311,13 @@ class StoreModel(RuleBasedStateMachine):
         invalid = strict and any(bad)  # strict checks every document, repeated ids included
         self._apply(lambda: report.append(self.store.add_documents(docs, strict=strict)), invalid, update)
 
-    @rule(data=st.data(), who=tenant, split=st.booleans(), kind=st.sampled_from(["id", "loader"]))
-    def upsert_source(self, data: Any, who: str, split: bool, kind: str) -> None:
-        """A new version of one source: an id'd document, or a loader's file (several pages)."""
-        source = f"{who}:{data.draw(hostile, label='source')}"
+    @rule(data=st.data(), who=tenant, split=st.booleans(), kind=st.sampled_from(["id", "loader"]), strict=st.booleans())
+    def upsert_source(self, data: Any, who: str, split: bool, kind: str, strict: bool) -> None:
+        """A new version of one source (the tenant's own): an id'd document, or a loader's file (pages).
+
+        Invalid input changes nothing, strict or not; not strict, the call succeeds and says why.
+        """
+        source = self._source(data)
         paragraphs = data.draw(st.lists(text.filter(str.strip), min_size=1, max_size=3, unique=True), label="paras")
         tag = data.draw(tag_value, label="tag")
         if split:
@@ -305,26 +330,40 @@ class StoreModel(RuleBasedStateMachine):
                 Document(page_content=p, metadata={"tenant": who, "tag": tag, "source": source, "page": i})
                 for i, p in enumerate(paragraphs)
             ]
+        broken = not split and kind == "loader" and data.draw(st.booleans(), label="a blank page")
+        if broken:  # one invalid page makes the whole new version invalid: the old one must stay
+            docs.append(Document(page_content=" \n", metadata={"tenant": who, "tag": tag, "source": source}))
         invalid = (
-            _invalid_id(source, source)
-            or (split and len(source.encode()) > MAX_ID_BYTES - 11)
-            or (not split and kind == "id" and self._other_tenants(source, who))
+            broken
+            or len(source.encode()) > MAX_ID_BYTES
+            or (split and len(source.encode()) > MAX_ID_BYTES - 24)  # room for "#NNNN@<12 hex>"
+            or (not split and kind == "id" and (_invalid_id(source, source) or self._other_tenants(source, who)))
         )
+        report: list[Any] = []
 
         def update() -> None:
-            self._remove_source(source)
+            if invalid:  # not strict: skipped and reported, the old version kept
+                skipped = report[0].sources_skipped or report[0].ingested.records_skipped
+                assert skipped, f"an invalid upsert was not reported: {short(report[0])}"
+                return
+            self._remove_source(source, who)
             if not split:
                 for d in docs:
                     self._put(d)
                 return
             for i, chunk in enumerate(ParagraphSplitter().split_documents(docs)):
-                self.known[f"{source}#{i:04d}"] = Row(chunk.page_content, _freeze(dict(chunk.metadata)), source)
+                self.known[_chunk_id(source, i, who)] = Row(chunk.page_content, _freeze(dict(chunk.metadata)), source)
 
         splitter = ParagraphSplitter() if split else None
-        self._apply(lambda: self.store.upsert_documents(docs, splitter=splitter, strict=True), invalid, update)
+        self._apply(
+            lambda: report.append(self.store.upsert_documents(docs, splitter=splitter, strict=strict)),
+            invalid,
+            update,
+        )
 
-    @rule(data=st.data())
-    def delete_documents(self, data: Any) -> None:
+    @rule(data=st.data(), who=st.sampled_from([*TENANTS, None]))
+    def delete_documents(self, data: Any, who: str | None) -> None:
+        """One tenant's sources (``tenant=who``), or every tenant's (``all_tenants=True``, ``who`` None)."""
         sources = sorted({r.source for r in self.rows() if r.source != AUTO})
         pool = st.sampled_from(sources) | hostile if sources else hostile
         chosen = data.draw(st.lists(pool, min_size=1, max_size=2), label="sources")
@@ -332,12 +371,14 @@ class StoreModel(RuleBasedStateMachine):
 
         def update() -> None:
             for s in chosen:
-                self._remove_source(s)
+                self._remove_source(s, who)
 
-        self._apply(lambda: self.store.delete_documents(chosen), invalid, update)
+        scope: dict[str, Any] = {"tenant": who} if who is not None else {"all_tenants": True}
+        self._apply(lambda: self.store.delete_documents(chosen, **scope), invalid, update)
 
-    @rule(data=st.data())
-    def delete_passages(self, data: Any) -> None:
+    @rule(data=st.data(), who=st.sampled_from([*TENANTS, None]))
+    def delete_passages(self, data: Any, who: str | None) -> None:
+        """Passages by id, in one tenant (``tenant=who``) or whoever owns them (``who`` None)."""
         stored = sorted(self.store_rows())
         pool = st.sampled_from(stored) | hostile if stored else hostile
         chosen = data.draw(st.lists(pool, min_size=1, max_size=3), label="passage ids")
@@ -347,11 +388,13 @@ class StoreModel(RuleBasedStateMachine):
 
         def update() -> None:
             for p in chosen:
-                self.known.pop(p, None)
-                if p in generated:
-                    self.auto.pop(generated[p], None)
+                if p in self.known and who in (None, self.known[p].tenant):
+                    self.known.pop(p)
+                key = generated.get(p)
+                if key is not None and key in self.auto and who in (None, self.auto[key].tenant):
+                    self.auto.pop(key)
 
-        self._apply(lambda: self.store.delete_passages(chosen), invalid, update)
+        self._apply(lambda: self.store.delete_passages(chosen, tenant=who), invalid, update)
 
     # ------------------------------------------------------------------ reads
     def _check_docs(self, docs: list[Document], wanted: Any, k: int) -> None:
