@@ -229,11 +229,12 @@ def folds(n: int, k: int) -> list[np.ndarray]:
 
 def grid(full: bool) -> list[WalkParams]:
     """The candidate constants, simplest first (a tie goes to the earlier one)."""
-    chains = [(0, "entities", False), (1, "entities", True), (1, "entities", False), (1, "passages", True)]
+    chains = [(0, "entities", False, "none"), (1, "entities", True, "none"), (1, "entities", False, "none")]
+    chains += [(1, "passages", True, "none"), (1, "entities", True, "entities"), (1, "entities", True, "all")]
     if full:
-        chains += [(2, "entities", True)]
+        chains += [(2, "entities", True, "none")]
     out = []
-    for (chain, mode, cover), damping, temperature, n_rel, n_pas in itertools.product(
+    for (chain, mode, cover, novel), damping, temperature, n_rel, n_pas in itertools.product(
         chains, (0.5, 0.7, 0.85), (0.02, 0.05, 0.1), (50,) if not full else (20, 50), (3, 10)
     ):
         out.append(
@@ -241,6 +242,7 @@ def grid(full: bool) -> list[WalkParams]:
                 chain=chain,
                 chain_mode=mode,
                 cover_query_entities=cover,
+                novel_seeds=novel,
                 damping=damping,
                 temperature=temperature,
                 relation_seeds=n_rel,
@@ -337,6 +339,29 @@ def load_set(
         store.close()
 
 
+def compare(sets: dict[str, dict[str, Any]], variants: list[WalkParams], options: list[str], n_folds: int) -> None:
+    """A second table: the default against the default with ``option=value`` (same run, same folds)."""
+    default = WalkParams()
+    for spec in options:
+        option, _, value = spec.partition("=")
+        cand = WalkParams(**{**default.__dict__, option: type(getattr(default, option))(value)})
+        if cand not in variants or default not in variants:
+            log(f"--compare {spec}: not in the grid")
+            continue
+        d, c = variants.index(default), variants.index(cand)
+        print(
+            f"\n| set | default R@2 / R@5 | {option}={getattr(cand, option)} | "  # noqa: T201
+            "default − naive per fold R@2 | R@5 | candidate − naive per fold R@2 | R@5 |"
+        )
+        print("|---|---|---|---|---|---|---|")  # noqa: T201
+        for pair, s in sets.items():
+            a, b = s["variants"][d].mean(axis=0) * 100, s["variants"][c].mean(axis=0) * 100
+            fa, fb = fold_lifts(s, s["variants"][d], n_folds), fold_lifts(s, s["variants"][c], n_folds)
+            cells = [pair, f"{a[0]:.1f} / {a[1]:.1f}", f"{b[0]:.1f} / {b[1]:.1f}"]
+            cells += [spread(fa[:, 0]), spread(fa[:, 1]), spread(fb[:, 0]), spread(fb[:, 1])]
+            print("| " + " | ".join(cells) + " |")  # noqa: T201
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the cross-validation and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -349,6 +374,12 @@ def main(argv: list[str] | None = None) -> int:
         "--embed-cache", type=Path, help="directory of embeddings.sqlite and triplets.sqlite (default: --cache-dir)"
     )
     parser.add_argument("--json", type=Path, help="write per-fold numbers here")
+    parser.add_argument(
+        "--compare",
+        nargs="*",
+        default=[],
+        help="option=value settings of WalkParams to compare with the default (e.g. novel_seeds=all)",
+    )
     parser.add_argument("--rerun", action="store_true", help="rank again even if this grid's runs are cached")
     args = parser.parse_args(argv)
     pairs = args.sets
@@ -410,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
             real = s["real"].mean(axis=0) * 100
             report[pair]["real_retriever"] = real.tolist()
             log(f"{pair}: real retriever {real[0]:.1f} / {real[1]:.1f} (in-process {new[0]:.1f} / {new[1]:.1f})")
+    compare(sets, variants, args.compare, args.folds)
     first = next(iter(cv.values()))
     for i, (v, _) in enumerate(first):
         log(f"fold {i}: chose {v}")

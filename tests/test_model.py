@@ -37,13 +37,28 @@ def test_minilm_embeddings(minilm) -> None:
     assert minilm.embed_documents([]) == []
 
 
-async def test_seed_example_without_llm_finds_daniel(make_store, minilm) -> None:
+async def test_seed_example_without_llm(make_store, minilm) -> None:
+    """The seed's question with no LLM: what the default (cross-validated) ranking returns, and what an LLM sees.
+
+    The chained-walk ranking (walk_ranking.py) replaced a ranking whose bridge constants were fitted to the dev
+    questions; without an LLM it no longer puts Daniel's passage in the top 2 here (diagnosis in
+    benchmarks/README.md). The seed's method still reaches the answer: the pool an LLM reranker is shown holds
+    the relation that names Daniel as the son of Euler's teacher, and the path retriever finds the chain.
+    """
+    from langchain_graphrag_milvus.evaluation import record_pool
+
     store = make_store(minilm)
     store.add_records(nano_dataset())
     graph = MilvusGraphRetriever(store=store, k=2)
-    for docs in (graph.invoke(NANO_QUESTION), await graph.ainvoke(NANO_QUESTION)):
-        assert [d.page_content.split(" (")[0] for d in docs] == ["Leonhard Euler", "Daniel Bernoulli"]
-        assert docs[1].metadata["_ranked_by"] == "graph"
+    sync, async_ = graph.invoke(NANO_QUESTION), await graph.ainvoke(NANO_QUESTION)
+    for docs in (sync, async_):
+        assert [d.page_content.split(" (")[0] for d in docs][0] == "Leonhard Euler"
+        assert all(d.metadata["_relations"] for d in docs)  # each passage says which facts led to it
+    assert [d.metadata["_passage_id"] for d in sync] == [d.metadata["_passage_id"] for d in async_]
+    recording, pools = record_pool(graph)
+    recording.invoke(NANO_QUESTION)
+    daniel = [c for c in pools[0]["candidates"] if c["text"] == "Daniel Bernoulli was the son of Johann Bernoulli"]
+    assert len(daniel) == 1 and len(pools[0]["candidates"]) <= graph.max_candidates
     naive = [d.page_content.split(" (")[0] for d in store.as_naive_retriever(k=2).invoke(NANO_QUESTION)]
     assert "Daniel Bernoulli" not in naive  # what the seed notebook shows: naive RAG misses it
 
@@ -63,12 +78,13 @@ def test_quickstart_shows_naive_and_graph_side_by_side(tmp_path) -> None:
     assert "NO LLM runs" in out
     naive, graph = out.split("Passages retrieved from naive RAG:")[1].split("Passages retrieved from graph RAG:")
     assert "Daniel Bernoulli" not in naive
-    assert "2. Daniel Bernoulli (1700–1782)" in graph and "1. Leonhard Euler (1707–1783)" in graph
+    assert "1. Leonhard Euler (1707–1783)" in graph and "via: " in graph  # graph passages show their relations
 
 
 def test_lcel_example_runs_offline(tmp_path) -> None:
     out = run_example("lcel_chain.py", tmp_path)
-    assert out.count("the prompt the LLM would receive") == 2 and "Daniel Bernoulli" in out
+    assert out.count("the prompt the LLM would receive") == 2
+    assert out.count(f"Question: {NANO_QUESTION}") == 2 and out.count("Leonhard Euler (1707–1783)") == 2
 
 
 def test_langgraph_agent_example_runs_offline(tmp_path) -> None:

@@ -17,7 +17,7 @@ from langchain_graphrag_milvus.ranking import (
     predicate_overlap,
     softmax_weights,
 )
-from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, walk_ranking
+from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, _novel, walk_ranking
 
 NANO_TRIPLETS = {
     "jakob": [("Jakob", "was the older brother of", "Johann"), ("Jakob", "is known for", "Bernoulli numbers")],
@@ -215,3 +215,52 @@ def test_walk_seeds_empty_masked_and_missing() -> None:
         with pytest.raises(ValueError):
             RetrievalParams(**bad)
     assert RetrievalParams(ppr_chain=0).walk.chain == 0
+
+
+def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
+    """The continued walk drops seeds already explained by the pick: its relations, itself, its private entities."""
+    passages = {
+        "first": [("A", "r", "B"), ("A", "q", "P")],  # P: mentioned by the picked passage only
+        "hubB": [("B", "s", "C"), ("B", "s2", "D"), ("B", "s3", "E")],  # more about the bridge B
+        "answer": [("F", "w", "B")],  # the relation the query also asks about (a weaker seed)
+    }
+    names: dict[str, int] = {}
+    rels = []
+    for pid, triplets in passages.items():
+        for s, p, o in triplets:
+            for n in (s, o):
+                names.setdefault(n, len(names) + 1)
+            rels.append(((s, p, o), pid))
+    g = GraphIndex.from_relations(
+        relation_keys=list(range(100, 100 + len(rels))),
+        subject_keys=[names[t[0]] for t, _ in rels],
+        object_keys=[names[t[2]] for t, _ in rels],
+        passage_ids=[[pid] for _, pid in rels],
+    )
+    rel = {t[1]: int(g.relations.lookup([100 + i])[0]) for i, (t, _) in enumerate(rels)}
+    pas = {pid: int(g.passages.lookup([pid])[0]) for pid in passages}
+    seeds = WalkSeeds(
+        np.array([rel["r"], rel["w"]], np.int32),
+        np.array([0.9, 0.8], np.float32),
+        np.array([pas["first"]], np.int32),
+        np.array([0.9], np.float32),
+        np.array([int(g.entities.lookup([names["A"]])[0])], np.int32),
+    )
+
+    def ranked(**kw: object) -> list[str]:
+        return [g.passages.ids[i] for i in walk_ranking(g, seeds, WalkParams(**kw), limit=5)[0]]  # type: ignore[arg-type]
+
+    assert ranked() == ["first", "hubB", "answer"]  # the pick's own seeds keep pushing mass through B's hub
+    assert ranked(novel_seeds="all") == ["first", "answer", "hubB"]  # only the unexplained relation seed is left
+    assert ranked(novel_seeds="all", chain=0) == ranked(chain=0)  # no pick, nothing to drop
+    # "entities": P's restart share (it can only flow back to "first") goes to the bridge B instead
+    ent = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    bridge = np.zeros(g.n_entities, np.float32)
+    bridge[[ent["B"], ent["P"]]] = [0.25, 0.75]
+    r0, p0 = np.full(g.n_relations, 0.2, np.float32), np.zeros(g.n_passages, np.float32)
+    r1, p1, b1 = _novel(g, [pas["first"]], r0, p0, bridge, (None, None), "entities")
+    assert b1[ent["B"]] == 1.0 and b1[ent["P"]] == 0.0 and np.array_equal(r1, r0 / r0.sum())
+    r2, _, _ = _novel(g, [pas["first"]], r0, p0, bridge, (None, None), "all")
+    assert r2[rel["r"]] == 0.0 and r2[rel["q"]] == 0.0 and np.isclose(r2.sum(), 1.0)
+    with pytest.raises(ValueError, match="novel_seeds"):
+        WalkParams(novel_seeds="yes")
