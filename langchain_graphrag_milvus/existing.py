@@ -377,15 +377,5 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
 
     add_records = add_documents = add_jsonl = upsert_documents = _read_only
     delete_documents = delete_passages = _read_only
+    _owned_kinds = _GRAPH_KINDS  # ``drop`` keeps the team's passage collection
 
-    def drop(self) -> None:
-        """Drop the entity and relation collections (the existing passage collection is kept)."""
-        with self._lock:
-            for kind in _GRAPH_KINDS:
-                name = self.collection_name(kind)
-                if self.client.has_collection(name):
-                    self.client.drop_collection(name)
-            self._vector_stores.clear()
-            self._dim = None
-            self._graph = None
-            self._entity_names = None

@@ -546,10 +546,13 @@ class MilvusGraphStore(MilvusReads, GraphState):
 
         return store_subgraph(self, filter=filter, limit=limit)
 
+    #: The collections this store owns, and ``drop`` removes.
+    _owned_kinds: tuple[Kind, ...] = tuple(KINDS)
+
     def drop(self) -> None:
-        """Drop the three collections and forget the graph (irreversible)."""
+        """Drop the collections this store owns and forget the graph (irreversible)."""
         with self._lock:
-            for kind in KINDS:
+            for kind in self._owned_kinds:
                 name = self.collection_name(kind)
                 if self.client.has_collection(name):
                     self.client.drop_collection(name)
