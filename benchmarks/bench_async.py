@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore  # noqa: E402
-from langchain_graphrag_milvus.evaluation import load_questions  # noqa: E402
+from langchain_graphrag_milvus.cli.evaluation import load_questions  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "musique100"
 

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langchain_graphrag_milvus.offline_extraction import create_offline_triplet_extractor  # noqa: E402
+from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

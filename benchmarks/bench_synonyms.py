@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from langchain_graphrag_milvus.cli import DEFAULT_CACHE, _embeddings, _file_tag
-from langchain_graphrag_milvus.evaluation import evaluate, load_questions
+from langchain_graphrag_milvus.cli.evaluation import evaluate, load_questions
+from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings, _file_tag
 from langchain_graphrag_milvus.store import MilvusGraphStore
 
 

@@ -34,21 +34,21 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langchain_graphrag_milvus.cli import DEFAULT_CACHE, _embeddings  # noqa: E402
-from langchain_graphrag_milvus.evaluation import Question, load_questions, recall_at  # noqa: E402
+from langchain_graphrag_milvus.cli.evaluation import Question, load_questions, recall_at  # noqa: E402
+from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
-from langchain_graphrag_milvus.milvus_io import MAX_TOP_K  # noqa: E402
-from langchain_graphrag_milvus.normalize import entity_id, id_to_key  # noqa: E402
-from langchain_graphrag_milvus.pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
-from langchain_graphrag_milvus.ranking import (  # noqa: E402
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K  # noqa: E402
+from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
+from langchain_graphrag_milvus.retrieval.ranking import (  # noqa: E402
     PPRRankingParams,
     bridge_choice,
     order_passages,
     ppr_passage_scores,
     predicate_overlap,
 )
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
 from langchain_graphrag_milvus.store import MilvusGraphStore  # noqa: E402
-from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
+from langchain_graphrag_milvus.text.names import entity_id, id_to_key  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 KS = (2, 5)
@@ -85,8 +85,8 @@ def open_store(dataset: str, source: str, cache: Path, embed_cache: Path) -> Mil
         store = MilvusGraphStore(embedding, uri=uri, collection_prefix=prefix)
         report = store.add_jsonl(path)
     else:
-        from langchain_graphrag_milvus.offline_extraction import create_offline_triplet_extractor
-        from langchain_graphrag_milvus.records import iter_jsonl
+        from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
+        from langchain_graphrag_milvus.ingest.records import iter_jsonl
 
         store = MilvusGraphStore(
             embedding,
@@ -254,7 +254,7 @@ def grid(full: bool) -> list[WalkParams]:
 
 def _grid_tag(variants: list[WalkParams]) -> str:
     """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
-    import langchain_graphrag_milvus.walk_ranking as module
+    import langchain_graphrag_milvus.retrieval.walk_ranking as module
 
     source = Path(module.__file__).read_bytes() + repr(variants).encode() + repr(WalkParams()).encode()
     return hashlib.blake2b(source, digest_size=4).hexdigest()
@@ -312,7 +312,7 @@ def load_set(
         probes = probe(store, questions, cache / f"cv_probe_{store.collection_prefix}.pkl")
         names = store.entity_names()
         ent_ids = graph.entities.keys
-        from langchain_graphrag_milvus.normalize import key_to_id
+        from langchain_graphrag_milvus.text.names import key_to_id
 
         def name(e: int) -> str:
             return names.get(key_to_id(int(ent_ids[e])), "")
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     if pairs is None:
         pairs = ["musique100:given"]
         try:
-            import langchain_graphrag_milvus.offline_extraction  # noqa: F401
+            import langchain_graphrag_milvus.ingest.offline  # noqa: F401
 
             pairs += ["musique100:offline", "hotpotqa100:offline"]
         except ImportError:

@@ -32,7 +32,7 @@ def main() -> None:
 
     store = MilvusGraphStore.from_existing_collection(embedding, collection_name=collection, uri=DB_URI)
     try:
-        from langchain_graphrag_milvus.offline_extraction import create_offline_triplet_extractor
+        from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
 
         report = store.index_passages(extractor=create_offline_triplet_extractor())
         how = "the offline extractor (spaCy, no LLM)"

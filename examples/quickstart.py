@@ -32,7 +32,7 @@ def show(title: str, docs) -> None:
 
 def offline_store(embedding, name: str) -> MilvusGraphStore | None:
     """The passages as raw text, triplets from the offline extractor (None: spaCy missing)."""
-    from langchain_graphrag_milvus.offline_extraction import (
+    from langchain_graphrag_milvus.ingest.offline import (
         OfflineExtractorUnavailableError,
         create_offline_triplet_extractor,
     )

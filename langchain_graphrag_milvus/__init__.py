@@ -22,6 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_graphrag_milvus.agent_tool import create_graph_retriever_tool
     from langchain_graphrag_milvus.errors import (
         CollectionNotFoundError,
         CorruptIndexError,
@@ -37,21 +38,20 @@ if TYPE_CHECKING:
         StoreConnectionError,
         UnknownIdError,
     )
-    from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
-    from langchain_graphrag_milvus.extraction import EntityLinker, create_llm_entity_extractor
+    from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
     from langchain_graphrag_milvus.graph import Expansion, GraphIndex
-    from langchain_graphrag_milvus.ingest import IngestReport
-    from langchain_graphrag_milvus.offline_extraction import (
+    from langchain_graphrag_milvus.ingest.load import IngestReport
+    from langchain_graphrag_milvus.ingest.offline import (
         OfflineExtractorUnavailableError,
         create_offline_triplet_extractor,
     )
+    from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, Triplet
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever, NoPathEvents
-    from langchain_graphrag_milvus.records import PassageRecord, Problem, Triplet
-    from langchain_graphrag_milvus.rerank import create_llm_reranker
+    from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, create_llm_entity_extractor
+    from langchain_graphrag_milvus.retrieval.rerank import create_llm_reranker
     from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever, NaivePassageRetriever
     from langchain_graphrag_milvus.store import Hit, MilvusGraphStore
     from langchain_graphrag_milvus.subgraph import Subgraph
-    from langchain_graphrag_milvus.tools import create_graph_retriever_tool
 
 # Public names are imported on first use (PEP 562), so ``import langchain_graphrag_milvus``
 # and the CLI's ``--help`` do not pay for LangChain, pymilvus or numpy up front.
@@ -66,29 +66,29 @@ _LAZY: dict[str, str] = {
     "StaleIndexError": "errors",
     "StoreConnectionError": "errors",
     "UnknownIdError": "errors",
-    "EntityLinker": "extraction",
-    "create_llm_entity_extractor": "extraction",
+    "EntityLinker": "retrieval.query_entities",
+    "create_llm_entity_extractor": "retrieval.query_entities",
     "Expansion": "graph",
     "GraphIndex": "graph",
-    "IngestReport": "ingest",
+    "IngestReport": "ingest.load",
     "MilvusPathRetriever": "path_retriever",
-    "PassageRecord": "records",
-    "Problem": "records",
-    "Triplet": "records",
-    "create_llm_reranker": "rerank",
+    "PassageRecord": "ingest.records",
+    "Problem": "ingest.records",
+    "Triplet": "ingest.records",
+    "create_llm_reranker": "retrieval.rerank",
     "MilvusGraphRetriever": "retrievers",
     "NaivePassageRetriever": "retrievers",
-    "Hit": "store",
+    "Hit": "milvus.reads",
     "MilvusGraphStore": "store",
     "InvalidIdError": "errors",
     "InvalidEmbeddingError": "errors",
     "LitePathError": "errors",
     "CorruptIndexError": "errors",
-    "OfflineExtractorUnavailableError": "offline_extraction",
-    "create_offline_triplet_extractor": "offline_extraction",
+    "OfflineExtractorUnavailableError": "ingest.offline",
+    "create_offline_triplet_extractor": "ingest.offline",
     "Subgraph": "subgraph",
-    "create_graph_retriever_tool": "tools",
-    "ExistingCollectionGraphStore": "existing",
+    "create_graph_retriever_tool": "agent_tool",
+    "ExistingCollectionGraphStore": "existing_store",
     "NoPathEvents": "path_retriever",
 }
 

@@ -11,9 +11,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, model_validator
 
-from langchain_graphrag_milvus.effects import Effect
-from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
-from langchain_graphrag_milvus.path_pipeline import NO_PATH_EVENT, PathParams, path_pipeline
+from langchain_graphrag_milvus.retrieval.effects import Effect
+from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, PathParams, path_pipeline
+from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
 from langchain_graphrag_milvus.retrievers import _StoreRetriever
 
 __all__ = ["MilvusPathRetriever", "NoPathEvents"]

@@ -20,7 +20,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
-from langchain_graphrag_milvus.effects import (
+from langchain_graphrag_milvus.milvus.expr import as_filter
+from langchain_graphrag_milvus.milvus.filters import filter_errors
+from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Effect,
     Embed,
@@ -34,15 +36,13 @@ from langchain_graphrag_milvus.effects import (
     Search,
     ViewOf,
 )
-from langchain_graphrag_milvus.expr import as_filter
-from langchain_graphrag_milvus.extraction import create_llm_entity_extractor
-from langchain_graphrag_milvus.filter_errors import filter_errors
-from langchain_graphrag_milvus.params import RetrievalParams
-from langchain_graphrag_milvus.pipeline import graph_pipeline, naive_pipeline
-from langchain_graphrag_milvus.rerank import create_llm_reranker
+from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline, naive_pipeline
+from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
+from langchain_graphrag_milvus.retrieval.rerank import create_llm_reranker
+from langchain_graphrag_milvus.retrieval.timeouts import ainvoke_with_timeout, invoke_with_timeout
 from langchain_graphrag_milvus.store import MilvusGraphStore
 from langchain_graphrag_milvus.subgraph import Subgraph
-from langchain_graphrag_milvus.timeouts import ainvoke_with_timeout, invoke_with_timeout
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
@@ -87,7 +87,7 @@ class _StoreRetriever(BaseRetriever):
     ) -> BaseTool:
         """This retriever as an agent tool with ``query``, ``k``, ``filter`` and ``entities``.
 
-        See :func:`~langchain_graphrag_milvus.tools.create_graph_retriever_tool`: the tool
+        See :func:`~langchain_graphrag_milvus.agent_tool.create_graph_retriever_tool`: the tool
         text shows each passage's source and the relations behind it. With
         ``args_schema`` or ``arg_types``, LangChain's generic ``Runnable.as_tool`` is used.
 
@@ -101,7 +101,7 @@ class _StoreRetriever(BaseRetriever):
         """
         if args_schema is not None or arg_types is not None:
             return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
-        from langchain_graphrag_milvus.tools import DEFAULT_TOOL_DESCRIPTION, create_graph_retriever_tool
+        from langchain_graphrag_milvus.agent_tool import DEFAULT_TOOL_DESCRIPTION, create_graph_retriever_tool
 
         return create_graph_retriever_tool(
             self,
@@ -390,7 +390,7 @@ class MilvusGraphRetriever(_StoreRetriever):
         """The subgraph behind this query's answer: entities, relations hop by hop, passages, scores.
 
         Runs the retrieval once (same settings and per-call overrides as ``invoke``) and
-        records what it did; see :func:`~langchain_graphrag_milvus.subgraph_build.query_subgraph`
+        records what it did; see :func:`~langchain_graphrag_milvus.retrieval.explain.query_subgraph`
         for the extra arguments (``max_relations``, ``display_hops``).
 
         Example:
@@ -400,13 +400,13 @@ class MilvusGraphRetriever(_StoreRetriever):
                 open("answer.html", "w").write(sub.to_html())
                 sub.write_graphml("answer.graphml")
         """
-        from langchain_graphrag_milvus.subgraph_build import query_subgraph
+        from langchain_graphrag_milvus.retrieval.explain import query_subgraph
 
         return query_subgraph(self, query, **kwargs)
 
     async def aexplain(self, query: str, **kwargs: Any) -> Subgraph:
         """Async :meth:`explain` (the retrieval runs on the async path)."""
-        from langchain_graphrag_milvus.subgraph_build import query_subgraph_async
+        from langchain_graphrag_milvus.retrieval.explain import query_subgraph_async
 
         return await query_subgraph_async(self, query, **kwargs)
 

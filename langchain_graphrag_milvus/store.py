@@ -15,37 +15,37 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 from pymilvus import AsyncMilvusClient, MilvusClient
 
-from langchain_graphrag_milvus import expr
 from langchain_graphrag_milvus.errors import (
     CollectionNotFoundError,
     GraphRAGError,
     StoreConnectionError,
 )
-from langchain_graphrag_milvus.extraction import EntityLinker
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
-from langchain_graphrag_milvus.graph_state import GraphState
-from langchain_graphrag_milvus.lite_uri import check_lite_parent, lite_connection_args
-from langchain_graphrag_milvus.milvus_io import Hit, MilvusReads, acquire_lite, is_lite, lite_filter, release_lite
-from langchain_graphrag_milvus.milvus_schema import (
+from langchain_graphrag_milvus.ingest.offline import resolve_extractor
+from langchain_graphrag_milvus.ingest.records import RESERVED_METADATA_KEYS
+from langchain_graphrag_milvus.ingest.triplets import TripletCache
+from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.graph_cache import GraphState
+from langchain_graphrag_milvus.milvus.lite import check_lite_parent, lite_connection_args
+from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, acquire_lite, is_lite, lite_filter, release_lite
+from langchain_graphrag_milvus.milvus.schema import (
     DEFAULT_INDEX_PARAMS,
     KINDS,
     Kind,
     check_collection,
     create_collection,
 )
-from langchain_graphrag_milvus.offline_extraction import resolve_extractor
-from langchain_graphrag_milvus.records import RESERVED_METADATA_KEYS
-from langchain_graphrag_milvus.triplets import TripletCache
+from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
     from langchain_core.runnables import Runnable
     from langchain_milvus import Milvus
 
-    from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
-    from langchain_graphrag_milvus.ingest import IngestReport
-    from langchain_graphrag_milvus.lifecycle import DeleteReport, UpsertReport
-    from langchain_graphrag_milvus.merge import MergeReport
+    from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
+    from langchain_graphrag_milvus.ingest.load import IngestReport
+    from langchain_graphrag_milvus.ingest.merge import MergeReport
+    from langchain_graphrag_milvus.ingest.updates import DeleteReport, UpsertReport
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
     from langchain_graphrag_milvus.subgraph import Subgraph
@@ -128,9 +128,9 @@ class MilvusGraphStore(MilvusReads, GraphState):
             and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
             never (call :meth:`refresh` yourself). Default 1 s; see README "Guarantees".
         extractor: Triplet extractor for passages ingested without triplets (e.g.
-            :func:`~langchain_graphrag_milvus.triplets.create_llm_triplet_extractor`), or
+            :func:`~langchain_graphrag_milvus.ingest.triplets.create_llm_triplet_extractor`), or
             ``"offline"`` for the spaCy extractor of
-            :mod:`~langchain_graphrag_milvus.offline_extraction` (no LLM; the ``offline``
+            :mod:`~langchain_graphrag_milvus.ingest.offline` (no LLM; the ``offline``
             extra and an English spaCy pipeline must be installed; loads on first use).
         extraction_cache: A sqlite file caching extractions by passage text (default: in
             memory), so re-ingesting never pays twice.
@@ -144,7 +144,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
             an id (``"source"``, as LangChain loaders set it): ``upsert_documents``
             replaces, and ``delete_documents([source])`` removes, all its passages.
             ``None``: such documents are their own source. Rules in
-            :mod:`langchain_graphrag_milvus.identity`.
+            :mod:`langchain_graphrag_milvus.ingest.identity`.
 
     Raises:
         TypeError: ``embedding`` is not a LangChain ``Embeddings``.
@@ -407,7 +407,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
         without a ``"triplets"`` key get theirs from the extractor, if one is set.
         Re-ingesting the same records adds nothing.
         """
-        from langchain_graphrag_milvus.ingest import ingest_mappings
+        from langchain_graphrag_milvus.ingest.load import ingest_mappings
 
         return ingest_mappings(self, records, strict=strict, show_progress=show_progress, extractor=extractor)
 
@@ -428,8 +428,8 @@ class MilvusGraphStore(MilvusReads, GraphState):
         ids ``"{source}#0000"``...; ``metadata["source_id"]`` keeps the source: the
         document id, else ``metadata[source_field]``).
         """
-        from langchain_graphrag_milvus.ingest import ingest_documents
-        from langchain_graphrag_milvus.lifecycle import split
+        from langchain_graphrag_milvus.ingest.load import ingest_documents
+        from langchain_graphrag_milvus.ingest.updates import split
 
         if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
             raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
@@ -449,7 +449,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
         extractor: Runnable[str, Any] | None = None,
     ) -> IngestReport:
         """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
-        from langchain_graphrag_milvus.ingest import ingest_jsonl
+        from langchain_graphrag_milvus.ingest.load import ingest_jsonl
 
         return ingest_jsonl(self, path, strict=strict, show_progress=show_progress, extractor=extractor)
 
@@ -472,7 +472,7 @@ class MilvusGraphStore(MilvusReads, GraphState):
         validated before the first delete: a source with an invalid new document is kept
         as it was and listed in ``report.sources_skipped`` (``strict``: raises).
         """
-        from langchain_graphrag_milvus.lifecycle import upsert_documents
+        from langchain_graphrag_milvus.ingest.updates import upsert_documents
 
         return upsert_documents(
             self, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
@@ -486,13 +486,13 @@ class MilvusGraphStore(MilvusReads, GraphState):
         With ``partition_key_field`` pass ``tenant="..."`` (that tenant's passages of these
         sources) or ``all_tenants=True`` (every tenant's); otherwise ``ValueError``.
         """
-        from langchain_graphrag_milvus.lifecycle import delete_documents
+        from langchain_graphrag_milvus.ingest.updates import delete_documents
 
         return delete_documents(self, source_ids, tenant=tenant, all_tenants=all_tenants)
 
     def delete_passages(self, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
         """Delete passages by id (only ``tenant``'s when given), and what only they supported."""
-        from langchain_graphrag_milvus.lifecycle import delete_passages
+        from langchain_graphrag_milvus.ingest.updates import delete_passages
 
         return delete_passages(self, passage_ids, tenant=tenant)
 
@@ -509,9 +509,9 @@ class MilvusGraphStore(MilvusReads, GraphState):
         Relations naming a merged entity are rewritten to name ``into`` (joining an equal
         relation if there is one), the merged entity rows are deleted, and the graph index
         is updated in place. Crash-safe and re-runnable; see
-        :mod:`~langchain_graphrag_milvus.merge`.
+        :mod:`~langchain_graphrag_milvus.ingest.merge`.
         """
-        from langchain_graphrag_milvus.merge import merge_entities
+        from langchain_graphrag_milvus.ingest.merge import merge_entities
 
         return merge_entities(self, names, into)
 
@@ -523,10 +523,10 @@ class MilvusGraphStore(MilvusReads, GraphState):
 
         Only the entity and relation collections are created (beside it, prefix
         ``"{collection_name}_graph"``); build them with ``store.index_passages(...)``. See
-        :class:`~langchain_graphrag_milvus.existing.ExistingCollectionGraphStore` for the
+        :class:`~langchain_graphrag_milvus.existing_store.ExistingCollectionGraphStore` for the
         arguments (``primary_field``, ``vector_field``, ``metadata_fields``, ``uri``...).
         """
-        from langchain_graphrag_milvus.existing import ExistingCollectionGraphStore
+        from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
 
         return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
 
@@ -540,9 +540,9 @@ class MilvusGraphStore(MilvusReads, GraphState):
         """The stored graph (or the part a passage filter allows, or ``limit`` relations) as a Subgraph.
 
         Export it with ``.to_networkx()``, ``.write_graphml(path)``, ``.to_json()`` or
-        ``.to_html()``; see :func:`~langchain_graphrag_milvus.subgraph_build.store_subgraph`.
+        ``.to_html()``; see :func:`~langchain_graphrag_milvus.retrieval.explain.store_subgraph`.
         """
-        from langchain_graphrag_milvus.subgraph_build import store_subgraph
+        from langchain_graphrag_milvus.retrieval.explain import store_subgraph
 
         return store_subgraph(self, filter=filter, limit=limit)
 

@@ -22,9 +22,9 @@ Edge kinds: ``match`` (query entity → entity, score = name similarity), ``subj
 relation at hop h + 1 sharing an entity; ``data["via"]`` names it) and ``supports``
 (relation → passage).
 
-Build one with :func:`~langchain_graphrag_milvus.subgraph_build.query_subgraph` (or
+Build one with :func:`~langchain_graphrag_milvus.retrieval.explain.query_subgraph` (or
 ``MilvusGraphRetriever.explain(query)``) and
-:func:`~langchain_graphrag_milvus.subgraph_build.store_subgraph` (or
+:func:`~langchain_graphrag_milvus.retrieval.explain.store_subgraph` (or
 ``MilvusGraphStore.export_graph()``); both are re-exported here.
 
 Example:
@@ -249,13 +249,13 @@ def _attributes(base: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 def query_subgraph(retriever: MilvusGraphRetriever, query: str, **kwargs: Any) -> Subgraph:
     """What the retriever did for ``query``; see :func:`.subgraph_build.query_subgraph`."""
-    from langchain_graphrag_milvus.subgraph_build import query_subgraph as build
+    from langchain_graphrag_milvus.retrieval.explain import query_subgraph as build
 
     return build(retriever, query, **kwargs)
 
 
 def store_subgraph(store: MilvusGraphStore, *, filter: Any = None, limit: int | None = None) -> Subgraph:
     """The stored graph, or a capped part of it; see :func:`.subgraph_build.store_subgraph`."""
-    from langchain_graphrag_milvus.subgraph_build import store_subgraph as build
+    from langchain_graphrag_milvus.retrieval.explain import store_subgraph as build
 
     return build(store, filter=filter, limit=limit)

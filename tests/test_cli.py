@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from langchain_graphrag_milvus.cli import main
+from langchain_graphrag_milvus.cli.main import main
 from langchain_graphrag_milvus.datasets import nano_dataset
-from langchain_graphrag_milvus.loaders import ChunkSettings, discover_files, load_file, source_key
+from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, discover_files, load_file, source_key
 
 from .conftest import backend_uri
 

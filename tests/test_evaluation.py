@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from langchain_graphrag_milvus.cli import main
+from langchain_graphrag_milvus.cli.evaluation import Question, evaluate, load_questions, recall_at
+from langchain_graphrag_milvus.cli.main import main
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
-from langchain_graphrag_milvus.evaluation import Question, evaluate, load_questions, recall_at
 
 from .fakes import LexicalEmbeddings
 

@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from langchain_graphrag_milvus.triplets import create_llm_triplet_extractor, parse_extraction
+from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor, parse_extraction
 
 from .fakes import LexicalEmbeddings, ScriptedExtractionModel
 
@@ -108,7 +108,7 @@ def test_strict_extraction_raises_and_per_call_extractor(make_store) -> None:
 def test_structured_output_is_used_when_the_model_supports_it() -> None:
     from langchain_core.runnables import RunnableLambda
 
-    from langchain_graphrag_milvus.triplets import TripletExtraction
+    from langchain_graphrag_milvus.ingest.triplets import TripletExtraction
 
     class StructuredModel(FakeListChatModel):
         def with_structured_output(self, schema, *, include_raw=False, **kwargs):

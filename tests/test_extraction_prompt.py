@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel
 
-from langchain_graphrag_milvus.triplets import DEFAULT_ENTITY_TYPES, create_llm_triplet_extractor, extractor_name
+from langchain_graphrag_milvus.ingest.triplets import DEFAULT_ENTITY_TYPES, create_llm_triplet_extractor, extractor_name
 
 
 class RecordingChat(FakeListChatModel):

@@ -15,7 +15,7 @@ from langchain_graphrag_milvus import (
     MilvusGraphRetriever,
 )
 from langchain_graphrag_milvus.datasets import nano_dataset
-from langchain_graphrag_milvus.normalize import entity_id
+from langchain_graphrag_milvus.text.names import entity_id
 
 from .conftest import DATA_DIR
 

@@ -8,9 +8,9 @@ import pytest
 
 from langchain_graphrag_milvus import MalformedRecordError, MalformedTripletError, Problem
 from langchain_graphrag_milvus.errors import InvalidFilterError
-from langchain_graphrag_milvus.expr import and_all, eq_filter, field_name, in_list, literal
-from langchain_graphrag_milvus.normalize import clean_text, entity_id, entity_key, relation_id, relation_text
-from langchain_graphrag_milvus.records import iter_jsonl, parse_triplets, record_from_mapping
+from langchain_graphrag_milvus.ingest.records import iter_jsonl, parse_triplets, record_from_mapping
+from langchain_graphrag_milvus.milvus.expr import and_all, eq_filter, field_name, in_list, literal
+from langchain_graphrag_milvus.text.names import clean_text, entity_id, entity_key, relation_id, relation_text
 
 from .conftest import DATA_DIR
 

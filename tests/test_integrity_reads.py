@@ -24,9 +24,9 @@ from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 from langchain_graphrag_milvus.errors import CorruptIndexError, StaleIndexError
 from langchain_graphrag_milvus.graph import persist
 from langchain_graphrag_milvus.path_retriever import NoPathEvents
-from langchain_graphrag_milvus.pipeline import first_unique_names
-from langchain_graphrag_milvus.rerank import parse_rerank_answer
-from langchain_graphrag_milvus.stages import Candidate, order_from_positions
+from langchain_graphrag_milvus.retrieval.graph_pipeline import first_unique_names
+from langchain_graphrag_milvus.retrieval.rerank import parse_rerank_answer
+from langchain_graphrag_milvus.retrieval.stages import Candidate, order_from_positions
 
 from .fakes import LexicalEmbeddings
 from .test_tenants import documents as tenant_documents

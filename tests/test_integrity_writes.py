@@ -20,7 +20,7 @@ from langchain_graphrag_milvus.errors import (
     InvalidIdError,
     MalformedRecordError,
 )
-from langchain_graphrag_milvus.identity import check_id, chunk_source, default_passage_id
+from langchain_graphrag_milvus.ingest.identity import check_id, chunk_source, default_passage_id
 
 from .fakes import LexicalEmbeddings
 
@@ -349,7 +349,7 @@ def test_the_store_refuses_what_is_not_an_embeddings(embedding) -> None:
 
 
 def test_filter_values_that_are_not_valid_unicode_are_a_typed_error() -> None:
-    from langchain_graphrag_milvus.expr import as_filter, in_list
+    from langchain_graphrag_milvus.milvus.expr import as_filter, in_list
 
     with pytest.raises(InvalidFilterError, match="Unicode"):
         as_filter({"tenant": "a\ud800"})
@@ -368,7 +368,7 @@ def pages(texts: list[str], source: str, **meta) -> list[Document]:
 
 
 def test_non_strict_upsert_keeps_a_source_whose_new_version_is_invalid(make_store) -> None:
-    from langchain_graphrag_milvus.upsert_plan import SkippedSource
+    from langchain_graphrag_milvus.ingest.upsert_plan import SkippedSource
 
     store = make_store(LexicalEmbeddings())
     store.add_documents(pages(["Good one.", "Good two."], "good.txt") + pages(["Bad one.", "Bad two."], "bad.txt"))

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.documents import Document
 
 from langchain_graphrag_milvus import MilvusGraphRetriever, StaleIndexError
-from langchain_graphrag_milvus import writes as writes_module
+from langchain_graphrag_milvus.milvus import writes as writes_module
 
 from .fakes import LexicalEmbeddings
 from .test_ingest import graph_signature
@@ -72,7 +72,7 @@ def test_delete_and_upsert_keep_exact_counts(make_store) -> None:
 def test_upsert_with_a_splitter_removes_chunks_that_disappeared(make_store) -> None:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from langchain_graphrag_milvus.triplets import create_llm_triplet_extractor
+    from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
 
     from .fakes import ScriptedExtractionModel
 
@@ -122,8 +122,8 @@ def test_a_crash_at_any_step_is_completed_by_rerunning(make_store, monkeypatch, 
         if step == "embed":
             patch.setattr(store.embedding, "embed_documents", crash)
         elif step == "delete":  # the unlink of what the changed d1 no longer states
-            import langchain_graphrag_milvus.ingest_chunk as chunk_module
-            import langchain_graphrag_milvus.lifecycle as lifecycle_module
+            import langchain_graphrag_milvus.ingest.chunk as chunk_module
+            import langchain_graphrag_milvus.ingest.updates as lifecycle_module
 
             for module in (writes_module, chunk_module, lifecycle_module):
                 patch.setattr(module, "apply_graph_change", crash)
@@ -135,7 +135,7 @@ def test_a_crash_at_any_step_is_completed_by_rerunning(make_store, monkeypatch, 
                     raise RuntimeError(f"simulated crash at {step}")
                 return original(store_, kind_, rows, existing)
 
-            import langchain_graphrag_milvus.ingest_chunk as chunk_module
+            import langchain_graphrag_milvus.ingest.chunk as chunk_module
 
             patch.setattr(chunk_module, "write_rows", failing)
         with pytest.raises(RuntimeError, match="simulated crash"):
@@ -177,7 +177,7 @@ def test_saved_index_is_used_when_fresh_and_rebuilt_or_refused_when_stale(make_s
 
 
 def test_a_crash_inside_a_delete_is_completed_by_rerunning(make_store, monkeypatch) -> None:
-    import langchain_graphrag_milvus.lifecycle as lifecycle_module
+    import langchain_graphrag_milvus.ingest.updates as lifecycle_module
 
     store = make_store(LexicalEmbeddings())
     store.add_documents(V1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langchain_graphrag_milvus import MilvusGraphRetriever
-from langchain_graphrag_milvus.normalize import entity_id, relation_id
+from langchain_graphrag_milvus.text.names import entity_id, relation_id
 
 from .fakes import LexicalEmbeddings
 
@@ -79,7 +79,7 @@ def test_merge_is_rerunnable_after_a_crash(make_store, monkeypatch) -> None:
 
     store = make_store(LexicalEmbeddings(), consistency_level="Strong")
     store.add_records(RECORDS)
-    import langchain_graphrag_milvus.merge as merge
+    import langchain_graphrag_milvus.ingest.merge as merge
 
     real = merge.delete_rows
     calls = []

@@ -45,7 +45,7 @@ async def test_seed_example_without_llm(make_store, minilm) -> None:
     benchmarks/README.md). The seed's method still reaches the answer: the pool an LLM reranker is shown holds
     the relation that names Daniel as the son of Euler's teacher, and the path retriever finds the chain.
     """
-    from langchain_graphrag_milvus.evaluation import record_pool
+    from langchain_graphrag_milvus.cli.evaluation import record_pool
 
     store = make_store(minilm)
     store.add_records(nano_dataset())

@@ -15,14 +15,14 @@ from langchain_core.documents import Document
 
 from langchain_graphrag_milvus import MilvusGraphRetriever
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
-from langchain_graphrag_milvus.offline_extraction import (
+from langchain_graphrag_milvus.ingest.offline import (
     OfflineExtractorUnavailableError,
     OfflineTripletExtractor,
     create_offline_triplet_extractor,
     split_title,
 )
-from langchain_graphrag_milvus.offline_rules import clean_name
-from langchain_graphrag_milvus.triplets import TripletCache, extract_texts
+from langchain_graphrag_milvus.ingest.offline_rules import clean_name
+from langchain_graphrag_milvus.ingest.triplets import TripletCache, extract_texts
 
 from .fakes import LexicalEmbeddings
 
@@ -133,7 +133,7 @@ def test_add_documents_without_triplets_through_the_store(make_store, tmp_path) 
 
 
 def test_eval_cli_builds_the_graph_offline_and_refuses_given_without_triplets(tmp_path, capsys) -> None:
-    from langchain_graphrag_milvus.cli import main
+    from langchain_graphrag_milvus.cli.main import main
 
     passages, questions = tmp_path / "passages.jsonl", tmp_path / "questions_dev.jsonl"
     rows = [

@@ -258,14 +258,14 @@ async def test_a_tenant_filter_restricts_the_paths(tenant_store, retrieve) -> No
 
 
 def test_no_path_is_an_event_not_a_blank_document() -> None:
-    from langchain_graphrag_milvus.path_pipeline import NO_PATH_EVENT, no_path_event
+    from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, no_path_event
 
     event = no_path_event("why", ["A"])
     assert event.name == NO_PATH_EVENT and event.data == {"reason": "why", "entities": ["A"], "pairs": []}
 
 
 async def test_relations_scored_in_chunks_give_the_same_documents(nano_store, retrieve, monkeypatch) -> None:
-    from langchain_graphrag_milvus import path_pipeline
+    from langchain_graphrag_milvus.retrieval import path_pipeline
 
     query = "How are Jakob Bernoulli, Leonhard Euler and Daniel Bernoulli related?"
     retriever = MilvusPathRetriever(store=nano_store, sentences=True, relations_per_edge=3)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from langchain_graphrag_milvus import EntityLinker, GraphIndex
-from langchain_graphrag_milvus.params import RetrievalParams
-from langchain_graphrag_milvus.ranking import (
+from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.ranking import (
     PPRRankingParams,
     bridge_choice,
     content_words,
@@ -17,7 +17,7 @@ from langchain_graphrag_milvus.ranking import (
     predicate_overlap,
     softmax_weights,
 )
-from langchain_graphrag_milvus.walk_ranking import WalkParams, WalkSeeds, _novel, walk_ranking
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, _novel, walk_ranking
 
 NANO_TRIPLETS = {
     "jakob": [("Jakob", "was the older brother of", "Johann"), ("Jakob", "is known for", "Bernoulli numbers")],

@@ -9,7 +9,7 @@ it) and every entity; nothing else added, changed or deleted. Retrieval steps ch
 filtered naive or graph retriever (sync or async) returns only passages of that tenant (or
 with that metadata value), exactly as the model holds them, and as many as it should.
 
-The model follows the documented identity rules (``langchain_graphrag_milvus.identity``):
+The model follows the documented identity rules (``langchain_graphrag_milvus.ingest.identity``):
 a document's id is its passage id; a document without one gets a hash of its text and
 metadata; its source is ``metadata["source_id"]``, else its id, else ``metadata["source"]``;
 a splitter's chunks of source ``S`` in tenant ``t`` are ``S#0000@<h>``, ``S#0001@<h>``... (``<h>``:

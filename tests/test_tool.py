@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langchain_graphrag_milvus import MilvusGraphRetriever
+from langchain_graphrag_milvus.agent_tool import create_graph_retriever_tool
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 from langchain_graphrag_milvus.errors import InvalidFilterError
-from langchain_graphrag_milvus.tools import create_graph_retriever_tool
 
 from .fakes import LexicalEmbeddings
 

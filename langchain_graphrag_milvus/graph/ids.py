@@ -1,7 +1,7 @@
 """Compact id maps for the graph index (numpy only).
 
 Entities and relations are keyed by unsigned 64-bit integers (the 16-hex-digit ids of
-:mod:`langchain_graphrag_milvus.normalize` are such integers). Internal indices are
+:mod:`langchain_graphrag_milvus.text.names` are such integers). Internal indices are
 assigned in insertion order and never change when more keys are appended, so adding
 triplets does not renumber the graph. Lookups go through a sorted copy of the keys
 (``searchsorted``): 20 bytes per key instead of a Python dict's ~100.

@@ -1,0 +1,151 @@
+"""What the CLI's store-backed commands share: store options, embeddings, extractors, output.
+
+Imported only when a command runs (``--help`` stays fast); heavy modules are imported
+inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.runnables import Runnable
+
+    from langchain_graphrag_milvus.store import MilvusGraphStore
+
+__all__ = [
+    "DEFAULT_URI",
+    "add_store_arguments",
+    "make_embeddings",
+    "make_extractor",
+    "open_store",
+    "parse_filter",
+    "require_openai_key",
+    "log",
+    "show_progress",
+]
+
+DEFAULT_URI = "./graphrag_milvus.db"
+DEFAULT_PREFIX = "graphrag"
+DEFAULT_LLM = "gpt-4o-mini"
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--uri``, ``--token``, ``--prefix``, ``--embeddings``, ``--graph-path``."""
+    group = parser.add_argument_group("store")
+    group.add_argument(
+        "--uri",
+        default=os.environ.get("GRAPHRAG_MILVUS_URI", DEFAULT_URI),
+        help="Milvus Lite path ending in .db, or a server URI such as http://localhost:19530 "
+        f"(default: $GRAPHRAG_MILVUS_URI, else {DEFAULT_URI})",
+    )
+    group.add_argument("--token", default=os.environ.get("MILVUS_TOKEN"), help="user:password or API key")
+    group.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"collection prefix (default: {DEFAULT_PREFIX})")
+    group.add_argument(
+        "--embeddings",
+        choices=["local", "openai", "fake"],
+        metavar="{local,openai}",
+        default="local",
+        help="local all-MiniLM-L6-v2 (default, offline) or OpenAI text-embedding-3-small; "
+        "use the same one for ingest and query",
+    )
+    group.add_argument("--graph-path", help="save the graph index in this folder (loaded on the next run)")
+
+
+def make_embeddings(name: str) -> Embeddings:
+    """The embedding model named on the command line."""
+    if name == "local":
+        from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
+
+        return LocalMiniLMEmbeddings()
+    if name == "openai":
+        require_openai_key("--embeddings openai")
+        from langchain_openai import OpenAIEmbeddings
+
+        return OpenAIEmbeddings(model="text-embedding-3-small")
+    if name == "fake":  # hidden: random but deterministic vectors, for smoke tests of the plumbing
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        return DeterministicFakeEmbedding(size=64)
+    raise ValueError(f"unknown embeddings {name!r}")
+
+
+def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[Any, Any] | None:
+    """The triplet extractor: ``llm``, ``offline`` (spaCy), ``none``; default by ``OPENAI_API_KEY``."""
+    if name is None:
+        name = "llm" if os.environ.get("OPENAI_API_KEY") else "offline"
+    if name == "none":
+        return None
+    if name == "offline":
+        from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
+
+        return create_offline_triplet_extractor()
+    if name == "llm":
+        require_openai_key("--extractor llm")
+        from langchain_openai import ChatOpenAI
+
+        from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
+
+        return create_llm_triplet_extractor(ChatOpenAI(model=llm_model, temperature=0))
+    raise ValueError(f"unknown extractor {name!r}")
+
+
+def require_openai_key(option: str) -> None:
+    """Refuse an OpenAI option early, with what to do, when ``OPENAI_API_KEY`` is not set."""
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise ValueError(f"{option} needs OPENAI_API_KEY in the environment")
+
+
+def open_store(
+    args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None, reader: bool = False
+) -> MilvusGraphStore:
+    """A store from the command-line options (nothing is contacted yet).
+
+    ``reader=True`` (query, export, stats): reads are ``"Strong"``, so a command sees what
+    the previous command (another process) wrote, also on a server; ingest keeps the
+    store's default for the collections it creates.
+    """
+    from langchain_graphrag_milvus.store import MilvusGraphStore
+
+    return MilvusGraphStore(
+        make_embeddings(args.embeddings),
+        uri=args.uri,
+        token=args.token,
+        collection_prefix=args.prefix,
+        graph_path=args.graph_path,
+        extractor=extractor,
+        consistency_level="Strong" if reader else "Session",
+    )
+
+
+def parse_filter(text: str | None) -> str | dict[str, Any] | None:
+    """``--filter``: a JSON object ``{"field": value}`` (values escaped) or a Milvus expression."""
+    if text is None or not text.strip():
+        return None
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--filter looks like JSON but does not parse: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError("--filter JSON must be an object of field: value")
+        return value
+    return stripped
+
+
+def show_progress(flag: bool | None) -> bool:
+    """Progress bars: as asked, else on a terminal outside CI."""
+    if flag is not None:
+        return flag
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def log(message: str) -> None:
+    """A line for the user on stderr (stdout is for results)."""
+    print(message, file=sys.stderr, flush=True)  # noqa: T201

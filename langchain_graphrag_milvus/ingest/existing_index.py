@@ -1,0 +1,246 @@
+"""Index the passages of an existing collection: triplets → entity and relation collections.
+
+Re-runnable and incremental: every run reads all passages (key and text), takes their
+triplets from ``triplets=`` or the extractor (cached by text, so a re-run calls no model
+for unchanged passages), writes only missing entities and relations (each text embedded
+once), links relations to the passages that state them, unlinks what a changed passage no
+longer states, and removes what only vanished passages supported. Writes go entities →
+relations; the graph index is derived from the relation rows, so a run that crashed is
+completed by running it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tqdm.auto import tqdm
+
+from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.ingest.records import Problem, Triplet, parse_triplets
+from langchain_graphrag_milvus.ingest.triplets import extract_texts
+from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
+from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
+from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id, relation_id, relation_text
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+
+    from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
+
+__all__ = ["IndexReport", "index_passages"]
+
+
+@dataclass
+class IndexReport:
+    """What :func:`index_passages` did."""
+
+    passages_seen: int = 0
+    passages_with_triplets: int = 0
+    passages_removed: int = 0
+    entities_added: int = 0
+    relations_added: int = 0
+    relations_linked: int = 0
+    links_removed: int = 0
+    texts_embedded: int = 0
+    extraction_calls: int = 0
+    extraction_cached: int = 0
+    extraction_failures: int = 0
+    triplets_skipped: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.passages_seen} passages ({self.passages_with_triplets} with triplets, {self.passages_removed} "
+            f"vanished); {self.entities_added} entities and {self.relations_added} relations added, "
+            f"{self.relations_linked} relations relinked, {self.links_removed} links removed; "
+            f"{self.texts_embedded} texts embedded; extraction: {self.extraction_calls} calls, "
+            f"{self.extraction_cached} cached, {self.extraction_failures} failed; "
+            f"{self.triplets_skipped} triplets skipped"
+        )
+
+
+def _scan(store: ExistingCollectionGraphStore, batch: int) -> Iterator[list[tuple[str, str]]]:
+    """(passage id, text) batches of the existing collection."""
+    pk, text = store.primary_field, store.text_field
+    iterator = store.client.query_iterator(
+        collection_name=store.passage_collection,
+        batch_size=batch,
+        filter="",
+        output_fields=[pk, text],
+        timeout=store.timeout,
+        consistency_level="Strong",
+    )
+    try:
+        while True:
+            rows = iterator.next()
+            if not rows:
+                return
+            ids = [str(r[pk]) for r in rows]
+            # pymilvus pages with an unescaped `pk > "<last id>"`: refuse ids that would change it
+            if not store._int_pk and any('"' in i or "\\" in i for i in ids):
+                raise GraphRAGError(
+                    f"collection {store.passage_collection!r} has primary keys with quotes or backslashes, "
+                    "which cannot be paged safely; re-key the collection"
+                )
+            yield [(i, str(r.get(text) or "")) for i, r in zip(ids, rows)]
+    finally:
+        iterator.close()
+
+
+def _triplets_of(
+    batch: list[tuple[str, str]],
+    given: Mapping[str, Sequence[Sequence[str]]] | None,
+    extractor: Runnable[str, Any] | None,
+    store: ExistingCollectionGraphStore,
+    report: IndexReport,
+    strict: bool,
+) -> dict[str, list[Triplet]]:
+    raw: dict[str, Any] = {pid: given[pid] for pid, _ in batch if given is not None and pid in given}
+    todo = [(pid, text) for pid, text in batch if pid not in raw and text.strip()]
+    if extractor is not None and todo:
+        results = extract_texts(
+            [t for _, t in todo], extractor, store.extraction_cache, max_concurrency=store.extraction_concurrency
+        )
+        for (pid, _), (triplets, _usage, cached, error) in zip(todo, results):
+            if error is not None:
+                if strict:
+                    raise error
+                report.extraction_failures += 1
+                report.problems.append(Problem(pid, f"triplet extraction failed: {type(error).__name__}: {error}"))
+                continue
+            report.extraction_cached += int(cached)
+            report.extraction_calls += int(not cached)
+            raw[pid] = triplets
+    out: dict[str, list[Triplet]] = {}
+    for pid, value in raw.items():
+        problems: list[Problem] = []
+        out[pid] = parse_triplets(value, pid, strict=strict, problems=problems)
+        report.triplets_skipped += len(problems)
+        report.problems += problems
+    return out
+
+
+def _unlink(store: ExistingCollectionGraphStore, planned: Mapping[str, set[str]], report: IndexReport) -> None:
+    """Remove links from passages to relations they no longer state (changed passages)."""
+    graph = store.graph
+    keys: list[int] = []
+    pids: list[str] = []
+    for pid, idx in zip(planned, graph.passages.find(list(planned)).tolist()):
+        if idx < 0:
+            continue
+        for r in graph.pas_rel.row(idx).tolist():
+            key = int(graph.relations.keys[r])
+            if key_to_id(key) not in planned[pid]:
+                keys.append(key)
+                pids.append(pid)
+    if keys:
+        after, removed = graph.remove_links(relation_keys=keys, passage_ids=pids)
+        apply_graph_change(store, after, removed, keys)
+        report.links_removed += len(keys)
+
+
+def _write(store: ExistingCollectionGraphStore, found: Mapping[str, list[Triplet]], report: IndexReport) -> None:
+    entities: dict[str, str] = {}
+    relations: dict[str, dict[str, Any]] = {}
+    for pid, triplets in found.items():
+        for s, p, o in triplets:
+            entities.setdefault(entity_id(s), s)
+            entities.setdefault(entity_id(o), o)
+            rel = relations.setdefault(
+                relation_id(s, p, o),
+                {"text": relation_text(s, p, o), "subject_id": entity_id(s), "object_id": entity_id(o),
+                 "predicate": p, "passage_ids": []},
+            )  # fmt: skip
+            if pid not in rel["passage_ids"]:
+                rel["passage_ids"].append(pid)
+    old_entities = store.fetch("entities", list(entities))
+    old_relations = store.fetch("relations", list(relations), RELATION_ROW_FIELDS)
+    new_entities = {e: n for e, n in entities.items() if e not in old_entities}
+    texts = list(
+        dict.fromkeys([*new_entities.values(), *(r["text"] for k, r in relations.items() if k not in old_relations)])
+    )
+    vectors = dict(zip(texts, store.embedding.embed_documents(texts))) if texts else {}
+    report.texts_embedded += len(texts)
+    rows: list[dict[str, Any]] = []
+    for rid, rel in relations.items():
+        old = old_relations.get(rid)
+        if old is None:
+            rows.append({"pk": rid, **rel, "vector": vectors[rel["text"]]})
+            report.relations_added += 1
+            continue
+        stored = list(old.get("passage_ids") or [])
+        extra = [p for p in rel["passage_ids"] if p not in stored]
+        if extra:
+            rows.append({**{k: old[k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": stored + extra})
+            report.relations_linked += 1
+    for row in rows:
+        row["passage_ids"] = row["passage_ids"][:MAX_PASSAGES_PER_RELATION]
+    entity_rows = [{"pk": e, "text": n, "vector": vectors[n], "synonym_ids": []} for e, n in new_entities.items()]
+    write_rows(store, "entities", entity_rows, ())
+    write_rows(store, "relations", rows, [r["pk"] for r in rows if r["pk"] in old_relations])
+    report.entities_added += len(new_entities)
+    store._after_ingest(
+        {
+            "relation_keys": [id_to_key(r["pk"]) for r in rows],
+            "subject_keys": [id_to_key(r["subject_id"]) for r in rows],
+            "object_keys": [id_to_key(r["object_id"]) for r in rows],
+            "passage_ids": [r["passage_ids"] for r in rows],
+        },
+        new_entities,
+    )
+
+
+def index_passages(
+    store: ExistingCollectionGraphStore,
+    *,
+    triplets: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    extractor: Runnable[str, Any] | None = None,
+    strict: bool = False,
+    show_progress: bool | None = None,
+) -> IndexReport:
+    """Build or bring up to date the entity and relation collections of an existing collection.
+
+    Args:
+        store: The store over the existing collection.
+        triplets: Triplets by passage id (the collection's primary key, as a string);
+            passages not in it go to the extractor.
+        extractor: Triplet extractor (default: the store's ``extractor``); without one,
+            only passages in ``triplets`` are indexed.
+        strict: Raise on malformed triplets or failed extractions instead of skipping.
+        show_progress: A progress bar (default: on a terminal).
+
+    Raises:
+        ValueError: Neither ``triplets`` nor an extractor was given.
+    """
+    extractor = extractor if extractor is not None else store.extractor
+    if triplets is None and extractor is None:
+        raise ValueError("give triplets={passage id: [[s, p, o], ...]} or an extractor (or store extractor=)")
+    report = IndexReport()
+    if not store.exists():
+        store.ensure_collections(len(store.embedding.embed_query("dimension")))  # checks the model's dimension
+    store.check_open()
+    store.bump_generation()
+    seen: set[str] = set()
+    bar = tqdm(desc="indexing passages", unit="passage", disable=None if show_progress else True)
+    with bar:
+        for batch in _scan(store, max(store.batch_size, 64)):
+            found = _triplets_of(batch, triplets, extractor, store, report, strict)
+            planned = {pid: {relation_id(*t) for t in found.get(pid, [])} for pid, _ in batch if pid in found}
+            _unlink(store, planned, report)
+            _write(store, found, report)
+            seen.update(pid for pid, _ in batch)
+            report.passages_seen += len(batch)
+            report.passages_with_triplets += sum(1 for ts in found.values() if ts)
+            bar.update(len(batch))
+    graph = store.graph
+    vanished = [p for p in graph.passages.ids if p not in seen]
+    if vanished:
+        known = graph.passages.find(vanished).tolist()
+        touched = sorted({int(graph.relations.keys[r]) for i in known for r in graph.pas_rel.row(i).tolist()})
+        after, removed = graph.remove_passages(vanished)
+        apply_graph_change(store, after, removed, touched)
+        report.passages_removed = len(vanished)
+    store._after_change()
+    return report

@@ -1,0 +1,305 @@
+"""Ingestion: records → normalised entities and relations → embeddings → Milvus → graph.
+
+Per chunk of passages (:mod:`langchain_graphrag_milvus.ingest.chunk`):
+
+1. validate records (malformed triplets skipped and counted, or raised with ``strict``);
+2. ask Milvus which passages exist already and whether their content changed;
+3. extract triplets for passages that came without them (if an extractor is set);
+4. merge entity names by their normalised key; build relations with deterministic ids;
+5. embed each new unique text once, in batches;
+6. write entities, then relations, then passages (a passage row is the commit marker: an
+   interrupted ingest re-run finds what is missing and completes it, writing nothing twice);
+7. update the in-memory graph index incrementally (no rebuild).
+
+A passage whose text or metadata changed is *replaced*: its links to relations its new
+triplets no longer state are removed first (relations and entities left without support
+are deleted), then the new ones are added.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable
+from tqdm.auto import tqdm
+
+from langchain_graphrag_milvus.errors import MalformedRecordError, MalformedTripletError
+from langchain_graphrag_milvus.ingest.chunk import check_partition_key, ingest_chunk
+from langchain_graphrag_milvus.ingest.records import (
+    PassageRecord,
+    Problem,
+    check_passage_text,
+    iter_jsonl,
+    parse_triplets,
+    passage_identity,
+    record_from_mapping,
+    validate_metadata,
+)
+from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
+
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.store import MilvusGraphStore
+
+__all__ = ["IngestReport", "ingest_mappings", "ingest_documents", "ingest_jsonl", "record_from_document"]
+
+CHUNK_PASSAGES = 256
+MAX_PROBLEMS_KEPT = 1000
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did. ``str(report)`` gives a one-paragraph summary.
+
+    Counts are exact; ``problems`` keeps the first 1,000 skipped items with their reasons.
+    The ``extraction_*`` and token counts describe triplet extraction (0 without one).
+    """
+
+    passages_seen: int = 0
+    passages_added: int = 0
+    passages_updated: int = 0
+    passages_unchanged: int = 0
+    records_skipped: int = 0
+    triplets_seen: int = 0
+    triplets_skipped: int = 0
+    entities_added: int = 0
+    relations_added: int = 0
+    relations_linked: int = 0
+    links_dropped: int = 0
+    relations_removed: int = 0
+    entities_removed: int = 0
+    texts_embedded: int = 0
+    extraction_calls: int = 0
+    extraction_cached: int = 0
+    extraction_failures: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    problems: list[Problem] = field(default_factory=list)
+
+    def _problem(self, problem: Problem) -> None:
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(problem)
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.passages_seen} passages seen: {self.passages_added} added, "
+            f"{self.passages_updated} updated, {self.passages_unchanged} unchanged, "
+            f"{self.records_skipped} skipped; {self.triplets_seen} triplets seen, "
+            f"{self.triplets_skipped} malformed skipped; {self.entities_added} entities and "
+            f"{self.relations_added} relations added, {self.relations_linked} relations gained "
+            f"passages; {self.texts_embedded} texts embedded in {self.seconds:.1f}s"
+        )
+        if self.relations_removed or self.entities_removed:
+            text += (
+                f"; {self.relations_removed} relations and {self.entities_removed} entities that only the old "
+                "versions of updated passages stated were removed"
+            )
+        if self.extraction_calls or self.extraction_cached or self.extraction_failures:
+            text += (
+                f"; extraction: {self.extraction_calls} calls ({self.input_tokens} input, {self.output_tokens} "
+                f"output tokens), {self.extraction_cached} cached, {self.extraction_failures} failed"
+            )
+        if self.links_dropped:
+            text += f"; {self.links_dropped} passage links beyond {MAX_PASSAGES_PER_RELATION} per relation dropped"
+        return text
+
+
+def _progress(total: int | None, show: bool | None, desc: str) -> Any:
+    if show is None:
+        show = sys.stderr.isatty() and not os.environ.get("CI")
+    return tqdm(total=total, disable=not show, desc=desc, unit="passage", leave=False)
+
+
+def _collect(
+    store: MilvusGraphStore,
+    records: Iterable[PassageRecord],
+    report: IngestReport,
+    *,
+    total: int | None,
+    show_progress: bool | None,
+    strict: bool,
+    extractor: Runnable[str, Any] | None,
+) -> IngestReport:
+    started = time.perf_counter()
+    if strict:  # validate everything before writing anything
+        records = list(records)
+    seen_ids: set[str] = set()
+    chunk: list[PassageRecord] = []
+    state: dict[str, bool] = {}
+    with _progress(total, show_progress, "Ingesting") as bar:
+        for record in records:
+            if record.id in seen_ids:
+                report.records_skipped += 1
+                report._problem(Problem(record.id, "duplicate passage id in this ingest; kept the first"))
+                continue
+            seen_ids.add(record.id)
+            chunk.append(record)
+            if len(chunk) >= CHUNK_PASSAGES:
+                ingest_chunk(store, chunk, report, state, extractor=extractor, strict=strict)
+                bar.update(len(chunk))
+                chunk = []
+        if chunk:
+            ingest_chunk(store, chunk, report, state, extractor=extractor, strict=strict)
+            bar.update(len(chunk))
+    if state.get("bumped"):
+        store._after_change()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+ParseFn = Callable[[Any, list[Problem]], PassageRecord]
+
+
+def _ingest(
+    store: MilvusGraphStore,
+    items: Iterable[tuple[str, Any]],
+    parse: ParseFn,
+    *,
+    total: int | None,
+    strict: bool,
+    show_progress: bool | None,
+    extractor: Runnable[str, Any] | None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """Parse ``(where, item)`` pairs into records (skipping or raising on bad ones) and ingest."""
+    report = report or IngestReport()
+    triplet_problems: list[Problem] = []
+
+    def records() -> Iterator[PassageRecord]:
+        for where, item in items:
+            try:
+                record = parse(item, triplet_problems)
+                check_partition_key(store, record)
+            except MalformedTripletError:
+                raise
+            except MalformedRecordError as exc:
+                if strict:
+                    raise
+                report.records_skipped += 1
+                report._problem(Problem(where, str(exc)))
+                continue
+            finally:
+                for problem in triplet_problems:
+                    report.triplets_skipped += 1
+                    report.triplets_seen += 1
+                    report._problem(problem)
+                triplet_problems.clear()
+            yield record
+
+    extractor = extractor if extractor is not None else store.extractor
+    return _collect(
+        store, records(), report, total=total, show_progress=show_progress, strict=strict, extractor=extractor
+    )
+
+
+def ingest_mappings(
+    store: MilvusGraphStore,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    strict: bool = False,
+    show_progress: bool | None = None,
+    extractor: Runnable[str, Any] | None = None,
+) -> IngestReport:
+    """Ingest seed- or MuSiQue-style record dicts into ``store``."""
+    total = len(records) if isinstance(records, Sequence) else None
+
+    def parse(item: tuple[int, Mapping[str, Any]], problems: list[Problem]) -> PassageRecord:
+        return record_from_mapping(
+            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+        )
+
+    items = ((f"record #{i}", (i, r)) for i, r in enumerate(records))
+    return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)
+
+
+def ingest_jsonl(
+    store: MilvusGraphStore,
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    show_progress: bool | None = None,
+    extractor: Runnable[str, Any] | None = None,
+) -> IngestReport:
+    """Ingest a JSONL file of records; bad JSON lines are skipped and counted (or raise)."""
+    report = IngestReport()
+    line_problems: list[Problem] = []
+    with open(path, encoding="utf-8") as handle:
+        total = sum(1 for line in handle if line.strip())
+
+    def parse(item: tuple[int, Any], problems: list[Problem]) -> PassageRecord:
+        return record_from_mapping(
+            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+        )
+
+    lines = iter_jsonl(path, None if strict else line_problems)
+    items = ((f"line {n}", (n, raw)) for n, raw in lines)
+    _ingest(
+        store,
+        items,
+        parse,
+        total=total,
+        strict=strict,
+        show_progress=show_progress,
+        extractor=extractor,
+        report=report,
+    )
+    report.records_skipped += len(line_problems)
+    for problem in line_problems:
+        report._problem(problem)
+    return report
+
+
+def _source_field(store: MilvusGraphStore) -> str | None:
+    return getattr(store, "source_field", "source")
+
+
+def record_from_document(
+    doc: Document, *, strict: bool, problems: list[Problem], source_field: str | None = "source"
+) -> PassageRecord:
+    """Validate a ``Document``; ``metadata["triplets"]`` holds its triplets (absent: extract).
+
+    The passage id is ``doc.id``, else a hash of the text and metadata; the source is
+    ``metadata["source_id"]``, else ``doc.id``, else ``metadata[source_field]`` (see
+    :mod:`langchain_graphrag_milvus.ingest.identity`).
+    """
+    if not isinstance(doc, Document):
+        raise MalformedRecordError(f"expected a Document, got {type(doc).__name__}")
+    where = f"document {doc.id!r:.80}"
+    text = check_passage_text(doc.page_content, where)
+    metadata = dict(doc.metadata or {})
+    has_triplets = "triplets" in metadata
+    raw_triplets = metadata.pop("triplets", None)
+    metadata = validate_metadata(metadata, str(doc.id))
+    passage_id, source = passage_identity(doc.id, text, metadata, source_field, where)
+    return PassageRecord(
+        id=passage_id,
+        text=text,
+        metadata=metadata,
+        triplets=parse_triplets(raw_triplets, passage_id, strict=strict, problems=problems),
+        needs_extraction=not has_triplets,
+        source=source,
+    )
+
+
+def ingest_documents(
+    store: MilvusGraphStore,
+    documents: Iterable[Document],
+    *,
+    strict: bool = False,
+    show_progress: bool | None = None,
+    extractor: Runnable[str, Any] | None = None,
+) -> IngestReport:
+    """Ingest LangChain Documents (with ``metadata["triplets"]``, or extracted)."""
+    total = len(documents) if isinstance(documents, Sequence) else None
+
+    def parse(doc: Document, problems: list[Problem]) -> PassageRecord:
+        return record_from_document(doc, strict=strict, problems=problems, source_field=_source_field(store))
+
+    items = ((f"document #{i}", d) for i, d in enumerate(documents))
+    return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)

@@ -1,0 +1,237 @@
+"""The retrieval pipeline, written once for sync and async ("sans-IO").
+
+:func:`graph_pipeline` is a generator: it does the pure work itself (ranking, pool,
+documents) and *yields* an effect object whenever it needs I/O — a runnable call, an
+embedding call, Milvus searches. The retriever's sync executor answers each effect with
+blocking calls, its async executor with ``await``. Both run this same code, so the two
+paths cannot drift apart; failures of an effect are thrown back into the generator,
+which decides where to fall back (reranker, entity extractor) and where to fail (Milvus).
+
+Two rankings share the pipeline:
+
+* ``"ppr"`` (default): the no-LLM ranking of :mod:`langchain_graphrag_milvus.retrieval.ranking`;
+  with a reranker, its pool is one relation per passage of the graph ∪ vector ranking.
+* ``"similarity"``: the seed notebook's method — entity top-k and relation top-k,
+  ``hops`` of expansion, candidates ordered by their similarity to the query.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable
+
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
+from langchain_graphrag_milvus.retrieval.effects import (
+    Effect,
+    Embed,
+    Fetch,
+    Gather,
+    GetGraph,
+    Invoke,
+    LinkEntities,
+    Search,
+    ViewOf,
+)
+from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
+from langchain_graphrag_milvus.retrieval.stages import (
+    RELATION_FIELDS,
+    Candidate,
+    Ranked,
+    from_relations,
+    merge,
+    order_from_positions,
+    ppr_ranking,
+    search_in_view,
+    similarity_ranking,
+)
+
+logger = logging.getLogger("langchain_graphrag_milvus")
+
+__all__ = [
+    "RetrievalParams",
+    "Candidate",
+    "graph_pipeline",
+    "naive_pipeline",
+    "query_entities",
+    "first_unique_names",
+    "passage_document",
+    "MAX_QUERY_ENTITIES",
+]
+
+PASSAGE_FIELDS = ("text", "$meta")
+
+
+# ---------------------------------------------------------------------- parameters
+def passage_document(
+    pid: str, row: dict[str, Any], ranked: Ranked | None = None, score: float | None = None
+) -> Document:
+    """A passage row as a Document with the user's metadata and provenance keys."""
+    meta = {k: v for k, v in row.items() if k not in ("pk", "text", "vector", "doc_hash", "$meta")}
+    meta.update(row.get("$meta") or {})
+    meta.pop("doc_hash", None)
+    meta["_passage_id"] = pid
+    if ranked is not None:
+        meta["_score"] = float(ranked.score)
+        meta["_ranked_by"] = ranked.ranked_by
+        meta["_relations"] = [c.text for c in ranked.relations]
+        meta["_relation_ids"] = [c.id for c in ranked.relations]
+        meta["_hops"] = ranked.hops
+    elif score is not None:
+        meta["_score"] = float(score)
+        meta["_ranked_by"] = "passage_similarity"
+    return Document(id=pid, page_content=str(row.get("text", "")), metadata=meta)
+
+
+# ---------------------------------------------------------------------- stages
+def query_entities(
+    query: str,
+    given: tuple[str, ...] | None,
+    extractor: Runnable[str, list[str]] | None,
+    *,
+    timeout: float | None = None,
+    filter_expr: str | None = None,
+    limit: int = MAX_QUERY_ENTITIES,
+) -> Generator[Effect, Any, list[str]]:
+    """The query's entity names: ``given``, else the extractor's, else the offline linker's.
+
+    At most ``limit`` distinct non-blank names are kept (the first ones; the scan stops
+    there, so an answer listing millions of names costs no more than ``limit`` of them).
+    An extractor that fails, answers something that is not a list, or takes longer than
+    ``timeout`` seconds is replaced by the offline linker with a logged warning. With
+    ``filter_expr``, the linker knows only the names inside that filter's view.
+    """
+    if given is not None:
+        return first_unique_names(given, limit)
+    if extractor is not None:
+        try:
+            answer = yield Invoke(extractor, query, timeout)
+            if isinstance(answer, (str, bytes)) or not isinstance(answer, (list, tuple)):
+                raise TypeError(f"the extractor answered {type(answer).__name__}, not a list of names")
+            return first_unique_names(answer, limit)
+        except Exception as exc:  # a failing LLM must not fail retrieval
+            logger.warning("entity extraction failed (%s); using the offline linker", exc or type(exc).__name__)
+    return first_unique_names((yield LinkEntities(query, filter_expr)) or [], limit)
+
+
+def first_unique_names(names: Any, limit: int) -> list[str]:
+    """The first ``limit`` distinct non-blank names (strings only), in order; linear, stops early."""
+    out: dict[str, None] = {}
+    for name in names:
+        if len(out) >= limit:
+            break
+        if isinstance(name, str) and (clean := name.strip()):
+            out.setdefault(clean, None)
+    return list(out)
+
+
+# ---------------------------------------------------------------------- pipelines
+def graph_pipeline(
+    query: str,
+    p: RetrievalParams,
+    *,
+    entity_extractor: Runnable[str, list[str]] | None,
+    reranker: Runnable[dict[str, Any], list[int]] | None,
+    trace: dict[str, Any] | None = None,
+) -> Generator[Effect, Any, list[Document]]:
+    """The whole retrieval; yields effects, returns the Documents.
+
+    ``trace``, if given, is filled with the intermediate state (query entities, hits,
+    graph, expansion, scores, pool, reranker choice) for :mod:`~langchain_graphrag_milvus.subgraph`.
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    names = yield from query_entities(
+        query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
+    )
+    graph: GraphIndex = yield GetGraph()
+
+    vectors = yield Embed((query, *names))  # one embedding call for the query and its entities
+    vectors = check_query_vectors((query, *names), vectors)  # NaN/inf/ragged: typed error, no search
+    qvec = tuple(map(float, vectors[0]))
+    evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
+    relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
+    entity_limit = p.entity_top_k
+    if p.filter:  # hits of other tenants are dropped below: ask for more
+        relation_limit = min(4 * relation_limit, MAX_TOP_K)
+        entity_limit = min(4 * entity_limit, MAX_TOP_K)
+    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if reranker is not None else 0)
+    entity_hits, relation_hits, passage_hits = yield Gather(
+        (
+            Search("entities", evecs, entity_limit),
+            Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
+            Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
+        )
+    )
+    relation_hits = relation_hits[0] if relation_hits else []
+    passage_hits = passage_hits[0] if passage_hits else []
+    view: GraphView | None = None
+    if p.filter:  # the graph itself is restricted to the passages that pass the filter
+        view = yield ViewOf(p.filter, graph)
+        # the top hits *inside* the view, as if nothing else existed (searching further if needed)
+        (relation_hits,) = yield from search_in_view(
+            "relations", (qvec,), relation_k, graph.relations, view.relations, RELATION_FIELDS,
+            first=(relation_limit, [relation_hits]),
+        )  # fmt: skip
+        entity_hits = yield from search_in_view(
+            "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, entity_hits)
+        )
+    if trace is not None:
+        trace.update(params=p, entities=names, graph=graph, view=view, query_vector=qvec, entity_hits=entity_hits)
+        trace.update(relation_hits=relation_hits, passage_hits=passage_hits)
+
+    if p.ranking == "similarity":
+        ranked, pool = yield from similarity_ranking(
+            graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p, view, trace=trace
+        )
+    else:
+        ranked, pool = yield from ppr_ranking(
+            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None, view,
+            trace=trace,
+        )
+
+    chosen: list[Candidate] = []
+    if reranker is not None and pool:
+        try:
+            positions = yield Invoke(
+                reranker,
+                {
+                    "question": query,
+                    "relations": [c.text for c in pool],
+                    "select": p.rerank_select,
+                    "candidates": [{"id": c.id, "text": c.text, "passage_ids": list(c.passage_ids)} for c in pool],
+                },
+                p.rerank_timeout,
+            )
+            chosen = order_from_positions(pool, positions)
+            if not chosen:
+                logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking)
+        except Exception as exc:
+            logger.warning(
+                "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking
+            )
+    if trace is not None:
+        trace.update(pool=pool, chosen=chosen)
+    dense = [Ranked(h.id, h.score, "passage_similarity") for h in passage_hits]
+    final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
+
+    rows = yield Fetch("passages", tuple(r.id for r in final), PASSAGE_FIELDS, p.filter)
+    docs = [passage_document(r.id, rows[r.id], r) for r in final if r.id in rows]
+    if len(docs) < p.k:  # a filter removed some graph passages: fill from similarity
+        have = {d.id for d in docs}
+        extra = [h for h in passage_hits if h.id not in have][: p.k - len(docs)]
+        docs += [passage_document(h.id, dict(h.fields), score=h.score) for h in extra]
+    return docs
+
+
+def naive_pipeline(query: str, k: int, filter_expr: str | None) -> Generator[Effect, Any, list[Document]]:
+    """Plain top-k passage search, returning the same Document format."""
+    (vector,) = check_query_vectors((query,), (yield Embed((query,))))
+    hits = yield Search("passages", (tuple(map(float, vector)),), k, filter_expr, PASSAGE_FIELDS)
+    return [passage_document(h.id, dict(h.fields), score=h.score) for h in hits[0]]

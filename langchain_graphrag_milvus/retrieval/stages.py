@@ -1,0 +1,352 @@
+"""The ranking stages of the pipeline: the seed's similarity order and the no-LLM PageRank order.
+
+Generators like the pipeline itself: they yield :mod:`~langchain_graphrag_milvus.retrieval.effects`
+and return ``(ranked passages, reranker pool)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
+from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.retrieval.effects import Effect, Search
+from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.ranking import interleave
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, walk_ranking
+from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
+
+__all__ = [
+    "Candidate",
+    "Ranked",
+    "similarity_ranking",
+    "ppr_ranking",
+    "order_from_positions",
+    "merge",
+    "from_relations",
+    "allowed",
+    "search_in_view",
+]
+
+RELATION_FIELDS = ("text", "passage_ids", "predicate")
+
+
+@dataclass
+class Candidate:
+    """A relation in the candidate pool (what a reranker chooses from)."""
+
+    id: str
+    text: str
+    passage_ids: list[str]
+    similarity: float
+    hop: int | None = None
+
+
+@dataclass
+class Ranked:
+    """A passage on its way to becoming a Document."""
+
+    id: str
+    score: float
+    ranked_by: str
+    relations: list[Candidate] = field(default_factory=list)
+    hops: int | None = None
+
+
+def _graph_indices(lookup: Any, ids: Sequence[str]) -> np.ndarray:
+    if not ids:
+        return np.empty(0, np.int32)
+    found: np.ndarray = lookup.find(np.array([id_to_key(i) for i in ids], dtype=np.uint64))
+    return found
+
+
+def _candidates(
+    hits: Sequence[Hit], hops: dict[str, int] | None = None, view: GraphView | None = None
+) -> list[Candidate]:
+    """Relation hits as candidates; with a view, only the passages it allows are listed."""
+    out = []
+    for h in hits:
+        pids = [str(p) for p in h.fields.get("passage_ids") or []]
+        if view is not None:
+            pids = [pid for pid in pids if pid in view.passage_ids]
+            if not pids:
+                continue
+        hop = None if hops is None else hops.get(h.id)
+        out.append(Candidate(h.id, str(h.fields.get("text", "")), pids, h.score, hop))
+    return out
+
+
+def allowed(lookup: Any, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
+    """The hits whose graph index the mask allows (unknown ids are dropped too)."""
+    idx = _graph_indices(lookup, [h.id for h in hits])
+    return [h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]]
+
+
+def search_in_view(
+    kind: Kind,
+    vectors: tuple[tuple[float, ...], ...],
+    k: int,
+    lookup: Any,
+    mask: np.ndarray,
+    output_fields: tuple[str, ...] = ("pk",),
+    *,
+    first: tuple[int, Sequence[Sequence[Hit]]] | None = None,
+    min_score: float | None = None,
+) -> Generator[Effect, Any, list[list[Hit]]]:
+    """The top ``k`` hits per vector *among the items the mask allows*.
+
+    What a search over only the view's items would return, whatever lies outside it:
+    the search is repeated with a larger limit (×8, up to Milvus' top-k cap) while a
+    vector has fewer than ``k`` allowed hits and the last answer was full. With
+    ``min_score``, a vector is also done once its hits fall below that score. ``first``:
+    ``(limit, results)`` of a search already made.
+    """
+    limit, results = first if first is not None else (min(max(4 * k, 32), MAX_TOP_K), None)
+    while True:
+        if results is None:
+            results = yield Search(kind, vectors, limit, None, output_fields)
+        kept = [allowed(lookup, per, mask)[:k] for per in results]
+        done = all(
+            len(mine) >= k or len(per) < limit or (min_score is not None and per and per[-1].score < min_score)
+            for mine, per in zip(kept, results)
+        )
+        if done or limit >= MAX_TOP_K:
+            return kept
+        limit, results = min(limit * 8, MAX_TOP_K), None
+
+
+def order_from_positions(pool: list[Candidate], positions: Sequence[int] | None) -> list[Candidate]:
+    """The pool's relations the reranker chose, in its order; invalid positions dropped.
+
+    Linear and capped: the scan stops once every pool relation has been chosen, so an
+    answer listing 200,000 positions costs at most one pass (usually a few items).
+
+    Raises:
+        TypeError: ``positions`` is not a list or tuple (the pipeline falls back).
+    """
+    if positions is None:
+        return []
+    if not isinstance(positions, (list, tuple)):
+        raise TypeError(f"the reranker answered {type(positions).__name__}, not a list of positions")
+    chosen: list[Candidate] = []
+    seen: set[int] = set()
+    for pos in positions:
+        if len(chosen) >= len(pool):
+            break
+        if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)):
+            continue
+        pos = int(pos)
+        if 0 <= pos < len(pool) and pos not in seen:
+            seen.add(pos)
+            chosen.append(pool[pos])
+    return chosen
+
+
+def merge(k: int, *groups: Sequence[Ranked]) -> list[Ranked]:
+    """First k distinct passages across groups in order, merging their relation lists."""
+    merged: dict[str, Ranked] = {}
+    for group in groups:
+        for item in group:
+            entry = merged.get(item.id)
+            if entry is None:
+                if len(merged) < k:
+                    merged[item.id] = item
+                continue
+            entry.relations += [c for c in item.relations if c not in entry.relations]
+            if entry.hops is None:
+                entry.hops = item.hops
+    return list(merged.values())
+
+
+def from_relations(relations: Sequence[Candidate], how: str) -> list[Ranked]:
+    """The passages of these relations, in relation order, each with the relations behind it."""
+    out: dict[str, Ranked] = {}
+    for cand in relations:
+        for pid in cand.passage_ids:
+            entry = out.setdefault(pid, Ranked(pid, cand.similarity, how, hops=cand.hop))
+            if cand not in entry.relations:
+                entry.relations.append(cand)
+    return list(out.values())
+
+
+def similarity_ranking(
+    graph: GraphIndex,
+    qvec: tuple[float, ...],
+    entity_hits: Sequence[Sequence[Hit]],
+    relation_hits: Sequence[Hit],
+    p: RetrievalParams,
+    view: GraphView | None,
+    trace: dict[str, Any] | None = None,
+) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
+    """The seed's method: expand the hits, order the candidates by similarity to the query."""
+    e_idx = _graph_indices(graph.entities, [h.id for per in entity_hits for h in per])
+    e_sc = np.array([h.score for per in entity_hits for h in per], np.float32)
+    r_idx = _graph_indices(graph.relations, [h.id for h in relation_hits])
+    r_sc = np.array([h.score for h in relation_hits], np.float32)
+    expansion = graph.expand(
+        entity_seeds=e_idx[e_idx >= 0],
+        entity_scores=e_sc[e_idx >= 0],
+        relation_seeds=r_idx[r_idx >= 0],
+        relation_scores=r_sc[r_idx >= 0],
+        hops=p.hops,
+        max_neighbors=p.max_neighbors,
+        max_frontier=p.max_frontier,
+        max_relations=min(max(4 * p.max_candidates, 200), MAX_TOP_K),
+        decay=p.decay,
+        relation_mask=None if view is None else view.relations,
+    )
+    if trace is not None:
+        trace["expansion"] = expansion
+    ids = [key_to_id(k) for k in graph.relations.keys[expansion.relations].tolist()]
+    if not ids:
+        return [], []
+    hops = dict(zip(ids, expansion.hops.tolist()))
+    (hits,) = yield Search("relations", (qvec,), len(ids), expr.in_list("pk", ids), RELATION_FIELDS)
+    pool = sorted(_candidates(hits, hops, view), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
+    return from_relations(pool, "graph"), pool
+
+
+def ppr_ranking(
+    graph: GraphIndex,
+    query: str,
+    qvec: tuple[float, ...],
+    names: list[str],
+    entity_hits: Sequence[Sequence[Hit]],
+    relation_hits: Sequence[Hit],
+    passage_hits: Sequence[Hit],
+    p: RetrievalParams,
+    want_pool: bool,
+    view: GraphView | None,
+    trace: dict[str, Any] | None = None,
+) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
+    """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
+    params = p.walk
+    # entity seeds: exact names first, else the best vector hit of that name; under a view,
+    # an entity outside it counts as no entity at all (its name resolves by vector, inside)
+    exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
+    if view is not None:
+        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
+    ents = [int(e) for e in exact if e >= 0]
+    for name_idx, per in enumerate(entity_hits):
+        if exact[name_idx] < 0 and per:
+            found = _graph_indices(graph.entities, [per[0].id])
+            ents += [int(e) for e in found if e >= 0]
+    if view is not None:
+        ents = [e for e in ents if view.entities[e]]
+    seeds_r = relation_hits[: params.relation_seeds]
+    r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])
+    seeds_p = passage_hits[: params.passage_seeds]
+    p_idx = np.asarray(graph.passages.find([h.id for h in seeds_p]), np.int32)
+    seeds = WalkSeeds(
+        r_idx.astype(np.int32),
+        np.array([h.score for h in seeds_r], np.float32),
+        p_idx,
+        np.array([h.score for h in seeds_p], np.float32),
+        np.array(sorted(set(ents)), np.int32),
+    )
+    order_arr, scores = walk_ranking(
+        graph,
+        seeds,
+        params,
+        limit=max(p.k, p.max_candidates),
+        relation_mask=None if view is None else view.relations,
+        allowed_passages=None if view is None else view.passages,
+    )
+    order = order_arr.tolist()
+    seed_rel = _candidates(seeds_r, view=view)
+    by_passage: dict[str, list[Candidate]] = {}
+    for cand in seed_rel:
+        for pid in cand.passage_ids:
+            by_passage.setdefault(pid, []).append(cand)
+    hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
+    if trace is not None:
+        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores)
+    ranked = [
+        Ranked(
+            graph.passages.ids[g],
+            float(scores[g]),
+            "graph",
+            list(by_passage.get(graph.passages.ids[g], [])),
+            hops=hop_of.get(g),
+        )
+        for g in order
+    ]
+    pool: list[Candidate] = []
+    if want_pool:
+        pool = yield from _one_relation_per_passage(
+            graph, qvec, interleave([r.id for r in ranked], [h.id for h in passage_hits])[: p.max_candidates], view
+        )
+    return ranked, pool
+
+
+def _passage_hops(
+    graph: GraphIndex,
+    entities: list[int],
+    relations: np.ndarray,
+    passages: np.ndarray,
+    p: RetrievalParams,
+    view: GraphView | None,
+) -> dict[int, int]:
+    """Graph distance of passages from the seeds (the seed notebook's hop count).
+
+    0 for seed passages and passages of hit relations or hit entities, 1 for those one
+    relation further.
+    """
+    expansion = graph.expand(
+        entity_seeds=np.array(sorted(set(entities)), np.int32),
+        relation_seeds=relations,
+        hops=1,
+        max_neighbors=p.max_neighbors,
+        max_relations=None,
+        relation_mask=None if view is None else view.relations,
+    )
+    hop_of: dict[int, int] = {}
+    for rel, hop in zip(expansion.relations.tolist(), expansion.hops.tolist()):
+        for pas in graph.rel_pas.row(rel).tolist():
+            hop_of[pas] = min(hop, hop_of.get(pas, hop))
+    for pas in passages.tolist():
+        hop_of[int(pas)] = 0
+    return hop_of
+
+
+def _one_relation_per_passage(
+    graph: GraphIndex, qvec: tuple[float, ...], passage_ids: list[str], view: GraphView | None
+) -> Generator[Effect, Any, list[Candidate]]:
+    """For each passage, the relation to show the reranker.
+
+    One that links to another listed passage (a hop the LLM can follow) if there is one,
+    else the most similar to the query.
+    """
+    gidx = [int(i) for i in graph.passages.find(passage_ids) if i >= 0]
+    if not gidx:
+        return []
+    rel_idx = np.unique(np.concatenate([graph.pas_rel.row(g) for g in gidx]))[:MAX_TOP_K]
+    rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
+    (hits,) = yield Search("relations", (qvec,), len(rel_ids), expr.in_list("pk", rel_ids), RELATION_FIELDS)
+    entity_passages: dict[int, set[str]] = {}
+    for g in gidx:
+        for ent in graph.passage_entities(g)[0].tolist():
+            entity_passages.setdefault(ent, set()).add(graph.passages.ids[g])
+    hit_idx = _graph_indices(graph.relations, [h.id for h in hits])
+    best: dict[str, tuple[bool, Candidate]] = {}
+    for cand, r in zip(_candidates(hits, view=view), hit_idx.tolist()):  # hits come most similar first
+        ends = () if r < 0 else (int(graph.rel_subject[r]), int(graph.rel_object[r]))
+        for pid in cand.passage_ids:
+            links = any(entity_passages.get(e, set()) - {pid} for e in ends)
+            current = best.get(pid)
+            if current is None or (links and not current[0]):
+                best[pid] = (links, cand)
+    pool: list[Candidate] = []
+    seen: set[str] = set()
+    for pid in passage_ids:
+        choice = best.get(pid)
+        if choice is not None and choice[1].id not in seen:
+            seen.add(choice[1].id)
+            pool.append(choice[1])
+    return pool

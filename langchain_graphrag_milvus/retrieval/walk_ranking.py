@@ -1,0 +1,275 @@
+"""The chained-walk ranking: personalised PageRank, then walks that continue from what was picked.
+
+A pure function of the graph and the query's seeds (numpy and the graph core only), so
+the retriever's stage and the cross-validation script (``benchmarks/cv_ranking.py``)
+run the very same code.
+
+1. **One walk from the query.** Personalised PageRank over the entity–relation–passage
+   graph restarts at three equal-weight groups of seeds: the relations most similar to
+   the query, the passages most similar to it (both weighted by a softmax of their
+   similarity) and the entities the query names (weighted by specificity,
+   1 / number of passages that mention them). Equal shares: none of the three sources
+   is known in advance to be more reliable, and each one alone misses questions the
+   others find.
+2. **A walk that continues from the picked passage** (query decomposition by the
+   graph). A multi-hop question names the first entity; the passage that answers the
+   first hop names the *next* one (the bridge), which the query never mentions. After
+   the first passage is picked, the next ones come from a second walk whose restart
+   keeps the query's relation and passage seeds and replaces the entity group by (a)
+   the query entities the picked passage does *not* cover (so "Which is older, A or
+   B?" gets a passage for each side) and (b) the picked passage's other entities,
+   weighted by the mass the first walk gave them (how strongly the query's evidence
+   reaches them; normalised to one share, like every other seed group). No constant
+   of its own: the weights come from the first walk and the graph.
+
+Free constants: the damping, the softmax temperature, the number of relation and
+passage seeds and the number of chained picks. They were chosen by 5-fold
+cross-validation over questions (``benchmarks/cv_ranking.py``; results in
+``benchmarks/README.md``): damping 0.85 (the classic PageRank value, preferred by every
+fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
+from langchain_graphrag_milvus.retrieval.ranking import entity_passage_counts
+
+__all__ = ["WalkParams", "WalkSeeds", "walk_ranking", "seed_weights"]
+
+F32 = npt.NDArray[np.float32]
+I32 = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WalkParams:
+    """The free constants of the chained-walk ranking (defaults chosen by cross-validation).
+
+    Attributes:
+        relation_seeds: Most similar relations in the restart.
+        passage_seeds: Most similar passages in the restart.
+        temperature: Softmax temperature over their similarities (cosine units).
+        damping: Probability of following an edge (``1 - damping``: of restarting).
+        chain: Picks after which a continued walk ranks the rest (0: one walk only).
+        chain_mode: What the continued walk restarts at besides the query's seeds:
+            ``"entities"`` (the picked passages' entities the query does not name,
+            weighted by the first walk) or ``"passages"`` (the picked passages).
+        cover_query_entities: Drop the query entities a picked passage covers from the
+            continued walk's restart.
+        novel_seeds: Make the continued walk look only for evidence the picked passages do
+            not already supply. ``"none"``: keep every seed. ``"entities"``: drop the bridge
+            entities no other passage mentions (their restart mass can only flow back to
+            what was picked). ``"all"``: also drop the relation seeds that belong to a
+            picked passage and the picked passages among the passage seeds. Each group left
+            is renormalised to one share (``chain_mode="entities"`` only). Measured by
+            cross-validation, not the default
+            (``benchmarks/README.md``): ``"all"`` loses 3–5 points of R@2; ``"entities"``
+            gains 1–3 points of R@2 (3 + 1 questions) with a wider fold spread.
+    """
+
+    relation_seeds: int = 50
+    passage_seeds: int = 3
+    temperature: float = 0.02
+    damping: float = 0.85
+    chain: int = 1
+    chain_mode: str = "entities"
+    cover_query_entities: bool = True
+    novel_seeds: str = "none"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.damping < 1.0:
+            raise ValueError(f"damping must be in [0, 1), got {self.damping!r}")
+        if not self.temperature > 0.0:
+            raise ValueError(f"temperature must be positive, got {self.temperature!r}")
+        if self.chain < 0:
+            raise ValueError(f"chain must be >= 0, got {self.chain!r}")
+        if self.chain_mode not in ("entities", "passages"):
+            raise ValueError(f"chain_mode must be 'entities' or 'passages', got {self.chain_mode!r}")
+        if self.novel_seeds not in ("none", "entities", "all"):
+            raise ValueError(f"novel_seeds must be 'none', 'entities' or 'all', got {self.novel_seeds!r}")
+
+
+@dataclass(frozen=True)
+class WalkSeeds:
+    """The query's seeds as graph indices, most similar first (scores: similarities).
+
+    Relation and passage hits keep their search order; ``-1`` marks a hit that is not in
+    the graph (a passage without relations): it still counts towards the number of seeds.
+    """
+
+    relation_idx: I32
+    relation_scores: F32
+    passage_idx: I32
+    passage_scores: F32
+    entity_idx: I32
+
+
+def _softmax(scores: F32, temperature: float) -> F32:
+    s = np.asarray(scores, dtype=np.float64)
+    z = np.exp((s - s.max()) / temperature)
+    out: F32 = (z / z.sum()).astype(np.float32)
+    return out
+
+
+def seed_weights(
+    graph: GraphIndex, seeds: WalkSeeds, params: WalkParams, masks: tuple[Any, Any] = (None, None)
+) -> tuple[F32, F32, F32]:
+    """Restart weights (entities, relations, passages), each group summing to 1 or empty (all zero).
+
+    ``masks``: (relation mask, passage mask) of a tenant view; specificities count only those.
+    """
+    ent = np.zeros(graph.n_entities, np.float32)
+    rel = np.zeros(graph.n_relations, np.float32)
+    pas = np.zeros(graph.n_passages, np.float32)
+    r_idx, r_sc = seeds.relation_idx[: params.relation_seeds], seeds.relation_scores[: params.relation_seeds]
+    r_sc, r_idx = r_sc[r_idx >= 0], r_idx[r_idx >= 0]
+    if r_idx.size:
+        np.add.at(rel, r_idx, _softmax(r_sc, params.temperature))
+    p_idx, p_sc = seeds.passage_idx[: params.passage_seeds], seeds.passage_scores[: params.passage_seeds]
+    p_sc, p_idx = p_sc[p_idx >= 0], p_idx[p_idx >= 0]
+    if p_idx.size:
+        np.add.at(pas, p_idx, _softmax(p_sc, params.temperature))
+    e_idx = np.unique(seeds.entity_idx)
+    if e_idx.size:
+        spec = 1.0 / np.maximum(entity_passage_counts(graph, e_idx, *masks), 1)
+        ent[e_idx] = spec / spec.sum()
+    return ent, rel, pas
+
+
+def _walk(
+    graph: GraphIndex,
+    ent: F32,
+    rel: F32,
+    pas: F32,
+    damping: float,
+    relation_mask: npt.NDArray[np.bool_] | None,
+    passage_mask: npt.NDArray[np.bool_] | None = None,
+) -> tuple[F32, F32]:
+    """Passage and entity mass of one walk (zeros when there is no seed); masks: a tenant view's subgraph."""
+    if not (ent.any() or rel.any() or pas.any()):
+        return np.zeros(graph.n_passages, np.float32), np.zeros(graph.n_entities, np.float32)
+    res = personalized_pagerank(
+        graph,
+        entity_weights=(np.flatnonzero(ent), ent[ent > 0]),
+        relation_weights=(np.flatnonzero(rel), rel[rel > 0]),
+        passage_weights=(np.flatnonzero(pas), pas[pas > 0]),
+        damping=damping,
+        relation_mask=relation_mask,
+        passage_mask=passage_mask,
+    )
+    return res.passage, res.entity
+
+
+def _order(scores: F32, exclude: set[int]) -> list[int]:
+    positive = np.flatnonzero(scores > 0)
+    order = positive[np.lexsort((positive, -scores[positive]))].tolist()
+    return [int(p) for p in order if p not in exclude]
+
+
+def _continuation(
+    graph: GraphIndex,
+    picked: list[int],
+    seeds: WalkSeeds,
+    entity_mass: F32,
+    params: WalkParams,
+    masks: tuple[Any, Any] = (None, None),
+) -> tuple[F32, F32]:
+    """Entity restart for the next pick: uncovered query entities and the picked passages' bridges."""
+    query_ents = set(np.unique(seeds.entity_idx).tolist())
+    picked_ents: set[int] = set()
+    for p in picked:
+        picked_ents |= set(graph.passage_entities(p)[0].tolist())
+    bridge = np.zeros(graph.n_entities, np.float32)
+    if params.chain_mode == "entities":
+        cand = np.array(sorted(picked_ents - query_ents), np.int64)
+        if cand.size:
+            bridge[cand] = entity_mass[cand]
+    query_w = np.zeros(graph.n_entities, np.float32)
+    keep = sorted(query_ents - picked_ents) if params.cover_query_entities else sorted(query_ents)
+    if keep:
+        spec = 1.0 / np.maximum(entity_passage_counts(graph, keep, *masks), 1)
+        query_w[keep] = spec / spec.sum()
+    return query_w, bridge
+
+
+def _novel(
+    graph: GraphIndex, picked: list[int], rel: F32, pas: F32, bridge: F32, masks: tuple[Any, Any], mode: str
+) -> tuple[F32, F32, F32]:
+    """The relation, passage and bridge seeds the picked passages do not already supply (renormalised)."""
+    rel2, pas2, bridge2 = rel.copy(), pas.copy(), bridge.copy()
+    if mode == "all":
+        for p in picked:
+            rel2[graph.pas_rel.row(p)] = 0
+        pas2[picked] = 0
+    cand = np.flatnonzero(bridge2)
+    if cand.size:
+        only_picked = entity_passage_counts(graph, cand, *masks) <= _picked_mentions(graph, picked, cand)
+        bridge2[cand[only_picked]] = 0
+    return tuple(x / x.sum() if x.any() else x for x in (rel2, pas2, bridge2))  # type: ignore[return-value]
+
+
+def _picked_mentions(graph: GraphIndex, picked: list[int], cand: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """How many of the picked passages mention each candidate entity."""
+    counts = np.zeros(cand.size, np.int64)
+    for p in picked:
+        counts += np.isin(cand, graph.passage_entities(p)[0])
+    return counts
+
+
+def walk_ranking(
+    graph: GraphIndex,
+    seeds: WalkSeeds,
+    params: WalkParams,
+    *,
+    limit: int,
+    relation_mask: npt.NDArray[np.bool_] | None = None,
+    allowed_passages: npt.NDArray[np.bool_] | None = None,
+) -> tuple[I32, F32]:
+    """Graph passages best first (at most ``limit``) and the first walk's passage scores.
+
+    Args:
+        graph: The graph.
+        seeds: The query's seeds.
+        params: The ranking's constants.
+        limit: How many passages to return at most.
+        relation_mask: Relations the walks may use (tenant views).
+        allowed_passages: Passages that may be returned (tenant views).
+
+    Returns:
+        ``(order, scores)``: passage indices (positive score only) and the first walk's mass.
+    """
+    masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
+    ent, rel, pas = seed_weights(graph, seeds, params, masks)
+    scores, entity_mass = _walk(graph, ent, rel, pas, params.damping, *masks)
+    if allowed_passages is not None:
+        scores = np.where(allowed_passages, scores, 0).astype(np.float32)
+    order = _order(scores, set())
+    picked: list[int] = []
+    for _ in range(params.chain):
+        if not order:
+            break
+        picked.append(order.pop(0))
+        query_w, bridge = _continuation(graph, picked, seeds, entity_mass, params, masks)
+        if params.chain_mode == "passages":
+            p2 = pas.copy()
+            p2[picked] += 1.0 / len(picked)
+            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params.damping, *masks)
+        else:
+            rel2, pas2 = rel, pas
+            if params.novel_seeds != "none":
+                rel2, pas2, bridge = _novel(graph, picked, rel, pas, bridge, masks, params.novel_seeds)
+            e2 = query_w + (bridge / bridge.sum() if bridge.any() else bridge)
+            nxt, _ = _walk(graph, e2, rel2, pas2, params.damping, *masks)
+        if allowed_passages is not None:
+            nxt = np.where(allowed_passages, nxt, 0).astype(np.float32)
+        rest = _order(nxt, set(picked))
+        seen = set(rest)
+        order = rest + [p for p in order if p not in seen]
+    full = (picked + order)[:limit]
+    return np.array(full, np.int32), scores
