@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench-expansion eval clean model-test-long
+.PHONY: demo test test-unit lint bench-expansion eval clean model-test-long
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The fast half: no Milvus at all (tests/unit/conftest.py fails any test there that reaches it).
+test-unit: $(STAMP)
+	$(PY) -m pytest tests/unit
 
 # The model-based store test's long profile (>= 10,000 checked steps, Lite and a server; ~20 min).
 model-test-long: $(STAMP)
@@ -37,9 +41,13 @@ eval: $(STAMP)
 bench-expansion: $(STAMP)
 	$(PY) benchmarks/bench_expansion.py
 
+# ruff, mypy, then the architecture: the import contracts ([tool.importlinter] in pyproject.toml)
+# and no import cycle anywhere in the package (scripts/check_import_cycles.py).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check langchain_graphrag_milvus tests examples benchmarks
+	$(VENV)/bin/ruff check langchain_graphrag_milvus tests examples benchmarks scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+	$(PY) scripts/check_import_cycles.py
 
 # Everything generated: the venv, caches (embeddings, eval stores), example data, build output.
 clean:

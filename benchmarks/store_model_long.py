@@ -1,4 +1,4 @@
-"""The long profile of the model-based store test (tests/test_store_model.py): >= 10,000 checked steps.
+"""The long profile of the model-based store test (tests/integration/test_store_model.py): >= 10,000 checked steps.
 
 Runs the hypothesis state machine with random (not fixed) seeds: ``--lite-runs`` runs on
 Milvus Lite and ``--server-runs`` on a Milvus server (``MILVUS_URI``, else the test session
@@ -33,7 +33,7 @@ def run(backend: str, runs: int, stats: Path) -> tuple[int, float, str]:
         "STORE_MODEL_STATS": str(stats),
     }
     select = ["-m", "not server"] if backend == "lite" else ["-k", "server"]
-    cmd = [sys.executable, "-m", "pytest", "tests/test_store_model.py", "-q", "-p", "no:cacheprovider"]
+    cmd = [sys.executable, "-m", "pytest", "tests/integration/test_store_model.py", "-q", "-p", "no:cacheprovider"]
     cmd += ["--timeout=0", *select]  # the suite's 600 s per-test limit would cut a long run
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)

@@ -23,165 +23,20 @@ retriever's own filter, so an agent can narrow a tenant's view but never widen i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
-
-from langchain_core.documents import Document
-from langchain_core.tools import StructuredTool
-from pydantic import BaseModel, Field
-
-from langchain_graphrag_milvus.errors import InvalidFilterError
-from langchain_graphrag_milvus.milvus import expr
-
-if TYPE_CHECKING:
-    from langchain_core.retrievers import BaseRetriever
-
-__all__ = ["create_graph_retriever_tool", "format_documents", "DEFAULT_TOOL_DESCRIPTION"]
-
-DEFAULT_TOOL_DESCRIPTION = (
-    "Search the knowledge graph and its passages. Returns passages with their source and the "
-    "relations (subject predicate object) that led to each. Optional: k (how many passages), "
-    'filter (metadata field -> value, e.g. {"source": "report.pdf"}), entities (names to start from).'
+from langchain_graphrag_milvus.retrieval.tool import (
+    DEFAULT_TOOL_DESCRIPTION,
+    FilterValue,
+    GraphSearchInput,
+    PassageSearchInput,
+    create_graph_retriever_tool,
+    format_documents,
 )
-_SOURCE_KEYS = ("source", "source_id", "file_path", "url", "title")
-FilterValue = str | int | float | bool | list[str | int | float | bool]
 
-
-class GraphSearchInput(BaseModel):
-    """Arguments of the graph search tool."""
-
-    query: str = Field(description="what to search for, as a question or keywords")
-    k: int | None = Field(default=None, ge=1, description="number of passages to return")
-    filter: dict[str, FilterValue] | None = Field(
-        default=None, description="metadata field -> value (a list means one of) that passages must match"
-    )
-    entities: list[str] | None = Field(default=None, description="entity names to start the graph search from")
-
-
-class PassageSearchInput(BaseModel):
-    """Arguments of the naive passage search tool (no entities)."""
-
-    query: str = Field(description="what to search for, as a question or keywords")
-    k: int | None = Field(default=None, ge=1, description="number of passages to return")
-    filter: dict[str, FilterValue] | None = Field(
-        default=None, description="metadata field -> value (a list means one of) that passages must match"
-    )
-
-
-def _source(meta: Mapping[str, Any]) -> str:
-    source = next((str(meta[k]) for k in _SOURCE_KEYS if meta.get(k) not in (None, "")), None)
-    source = source or str(meta.get("_passage_id", "?"))
-    page = meta.get("page")
-    return f"{source}, page {page}" if page not in (None, "") else source
-
-
-def format_documents(docs: Sequence[Document], *, max_chars: int | None = 1500) -> str:
-    """The tool text: per passage its source, score, the relations behind it and its text.
-
-    Args:
-        docs: Documents from a graph, path or naive retriever of this package.
-        max_chars: Longest passage text shown (``None``: whole texts).
-    """
-    if not docs:
-        return "No passages found."
-    blocks = []
-    for i, doc in enumerate(docs, 1):
-        meta = doc.metadata
-        head = f"[{i}] source: {_source(meta)}"
-        if meta.get("_passage_id") is not None and str(meta.get("_passage_id")) not in head:
-            head += f" (passage {meta['_passage_id']})"
-        if isinstance(meta.get("_score"), (int, float)):
-            head += f", score {meta['_score']:.3f}"
-        lines = [head]
-        relations = list(meta.get("_relations") or [])
-        if relations:
-            lines.append("relations: " + "; ".join(str(r) for r in relations))
-        text = doc.page_content
-        if max_chars is not None and len(text) > max_chars:
-            text = text[:max_chars].rstrip() + " …"
-        lines.append(text)
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def _agent_filter(value: Mapping[str, Any] | None, allowed: frozenset[str] | None, base: Any) -> str | None:
-    """The retriever's own filter ``and`` the agent's (validated, escaped) conditions."""
-    own = expr.as_filter(base)
-    if not value:
-        return own
-    for key in value:
-        expr.field_name(key)
-        if key.startswith("_"):
-            raise InvalidFilterError(f"cannot filter on the internal field {key!r}")
-        if allowed is not None and key not in allowed:
-            raise InvalidFilterError(f"cannot filter on {key!r}; allowed fields: {', '.join(sorted(allowed))}")
-    return expr.and_all(own, expr.eq_filter(value))
-
-
-def create_graph_retriever_tool(
-    retriever: BaseRetriever,
-    *,
-    name: str = "graph_search",
-    description: str = DEFAULT_TOOL_DESCRIPTION,
-    filter_fields: Sequence[str] | None = None,
-    max_k: int = 20,
-    max_chars: int | None = 1500,
-) -> StructuredTool:
-    """A tool over a graph, path or naive retriever of this package.
-
-    Args:
-        retriever: A ``MilvusGraphRetriever``, ``MilvusPathRetriever`` or
-            ``NaivePassageRetriever`` (``entities`` is offered only by the first two).
-        name: The tool name the model calls.
-        description: What the model is told the tool does.
-        filter_fields: Metadata fields the agent may filter on (default: any
-            identifier not starting with ``_``).
-        max_k: Largest ``k`` accepted from the agent (larger asks are capped).
-        max_chars: Longest passage text shown per passage.
-
-    Returns:
-        A ``StructuredTool`` with ``response_format="content_and_artifact"``: the text
-        for the model and the Documents as artifact. A bad filter raises
-        :class:`~langchain_graphrag_milvus.errors.InvalidFilterError` (shown to the
-        model as the tool's error by agents that handle tool errors).
-    """
-    if max_k < 1:
-        raise ValueError("max_k must be positive")
-    allowed = frozenset(expr.field_name(f) for f in filter_fields) if filter_fields is not None else None
-    from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
-
-    with_entities = not isinstance(retriever, NaivePassageRetriever)
-    schema: type[BaseModel] = GraphSearchInput if with_entities else PassageSearchInput
-
-    def kwargs_of(k: int | None, filter: Mapping[str, Any] | None, entities: Sequence[str] | None) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if k is not None:
-            out["k"] = min(int(k), max_k)
-        combined = _agent_filter(filter, allowed, getattr(retriever, "filter", None))
-        if combined is not None:
-            out["filter"] = combined
-        if entities:
-            out["entities"] = [str(e) for e in entities]
-        return out
-
-    def run(
-        query: str, k: int | None = None, filter: dict[str, Any] | None = None, entities: list[str] | None = None
-    ) -> tuple[str, list[Document]]:
-        docs = retriever.invoke(query, **kwargs_of(k, filter, entities))
-        return format_documents(docs, max_chars=max_chars), docs
-
-    async def arun(
-        query: str, k: int | None = None, filter: dict[str, Any] | None = None, entities: list[str] | None = None
-    ) -> tuple[str, list[Document]]:
-        docs = await retriever.ainvoke(query, **kwargs_of(k, filter, entities))
-        return format_documents(docs, max_chars=max_chars), docs
-
-    response_format: Literal["content_and_artifact"] = "content_and_artifact"
-    return StructuredTool.from_function(
-        func=run,
-        coroutine=arun,
-        name=name,
-        description=description,
-        args_schema=schema,
-        response_format=response_format,
-    )
+__all__ = [
+    "create_graph_retriever_tool",
+    "format_documents",
+    "DEFAULT_TOOL_DESCRIPTION",
+    "GraphSearchInput",
+    "PassageSearchInput",
+    "FilterValue",
+]

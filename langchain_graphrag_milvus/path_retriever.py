@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from functools import partial
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -11,8 +11,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, model_validator
 
-from langchain_graphrag_milvus.retrieval.effects import Effect
-from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, PathParams, path_pipeline
+from langchain_graphrag_milvus.retrieval.effects import Steps
+from langchain_graphrag_milvus.retrieval.params import PathParams, call_params, retriever_field
+from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, path_pipeline
 from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
 from langchain_graphrag_milvus.retrievers import _StoreRetriever
 
@@ -40,6 +41,9 @@ class NoPathEvents(BaseCallbackHandler):
         """Record ``data`` of a no-path event."""
         if name == NO_PATH_EVENT:
             self.events.append(dict(data))
+
+
+_setting = partial(retriever_field, PathParams)
 
 
 class MilvusPathRetriever(_StoreRetriever):
@@ -113,27 +117,24 @@ class MilvusPathRetriever(_StoreRetriever):
     supported by passages that pass it are searched, shown or cited.
     """
 
-    k: int = Field(default=10, ge=1, description="Most Documents (paths) returned, over all pairs.")
-    max_paths: int = Field(default=5, ge=1, description="Paths kept per entity pair (diversity pruning).")
-    max_hops: int = Field(default=3, ge=1, le=6, description="Hops searched from each side of a pair.")
-    max_neighbors: int | None = Field(default=100, description="Neighbours read per node (None: all).")
-    max_frontier: int | None = Field(default=10_000, description="New nodes per search level (None: all).")
-    max_entities: int = Field(default=4, ge=1, le=8, description="Query entities used (pairs: n·(n-1)/2).")
-    relations_per_edge: int = Field(default=2, ge=1, description="Parallel relations shown per edge.")
-    sentences: bool = Field(default=False, description="Add each relation's supporting passage sentence.")
-    sentences_per_relation: int = Field(default=1, ge=1, description="Passages quoted per relation.")
-    entity_min_score: float = Field(default=0.8, description="Least similarity for a vector-matched entity name.")
+    _settings_class = PathParams
+
+    k: int = _setting("k")
+    max_paths: int = _setting("max_paths")
+    max_hops: int = _setting("max_hops")
+    max_neighbors: int | None = _setting("max_neighbors")
+    max_frontier: int | None = _setting("max_frontier")
+    max_entities: int = _setting("max_entities")
+    relations_per_edge: int = _setting("relations_per_edge")
+    sentences: bool = _setting("sentences")
+    sentences_per_relation: int = _setting("sentences_per_relation")
+    entity_min_score: float = _setting("entity_min_score")
     llm: BaseChatModel | None = Field(default=None, description="Chat model for the default entity extractor.")
     entity_extractor: Runnable[str, list[str]] | None = Field(
         default=None, description="Runnable query → entity names; default: LLM if `llm`, else offline linker."
     )
-    filter: str | dict[str, Any] | None = Field(
-        default=None, description="Restricts the graph to relations of passages matching this filter."
-    )
-    extractor_timeout: float | None = Field(
-        default=None,
-        description="Seconds the entity extractor may take; then the offline linker is used. None: no limit.",
-    )
+    filter: str | dict[str, Any] | None = _setting("filter")
+    extractor_timeout: float | None = _setting("extractor_timeout")
 
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
 
@@ -145,9 +146,6 @@ class MilvusPathRetriever(_StoreRetriever):
         )
         return self
 
-    def _defaults(self) -> PathParams:
-        return self._field_params(PathParams)
-
-    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
-        params = self._call_params(self._defaults(), kwargs)
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Steps[list[Document]]:
+        params = call_params(self._defaults(), kwargs)
         return path_pipeline(query, params, entity_extractor=self._extractor)

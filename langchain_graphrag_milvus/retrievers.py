@@ -1,13 +1,19 @@
-"""LangChain retrievers over a :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`."""
+"""LangChain retrievers over a graph store: thin shells around the pipelines of :mod:`.retrieval`.
+
+Each retriever holds its settings as pydantic fields derived from :mod:`.retrieval.params`
+(the single home of every default and rule), builds the per-call settings, and runs the
+sans-IO pipeline with the executors of :mod:`.retrieval.executors` — blocking for
+``invoke``, awaited for ``ainvoke``. The store is anything with the reads of
+:class:`~langchain_graphrag_milvus.retrieval.store_api.RetrievalStore` (a
+:class:`~langchain_graphrag_milvus.store.MilvusGraphStore`).
+"""
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import logging
 from abc import abstractmethod
-from collections.abc import Generator, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from functools import partial
+from typing import Annotated, Any, ClassVar, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -18,62 +24,74 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, PlainValidator, PrivateAttr, model_validator
 
-from langchain_graphrag_milvus.milvus.expr import as_filter
-from langchain_graphrag_milvus.milvus.filters import filter_errors
-from langchain_graphrag_milvus.retrieval.effects import (
-    Compute,
-    Effect,
-    Embed,
-    EntityNames,
-    Fetch,
-    Gather,
-    GetGraph,
-    Invoke,
-    LinkEntities,
-    Notify,
-    Search,
-    ViewOf,
-)
+from langchain_graphrag_milvus.retrieval.effects import Steps
+from langchain_graphrag_milvus.retrieval.executors import run_async, run_sync
 from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline, naive_pipeline
-from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.params import (
+    NaiveParams,
+    RetrievalParams,
+    call_params,
+    params_from_fields,
+    retriever_field,
+    setting_names,
+)
 from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
 from langchain_graphrag_milvus.retrieval.rerank import create_llm_reranker
-from langchain_graphrag_milvus.retrieval.timeouts import ainvoke_with_timeout, invoke_with_timeout
-from langchain_graphrag_milvus.store import MilvusGraphStore
+from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore, check_store
 from langchain_graphrag_milvus.subgraph import Subgraph
-
-logger = logging.getLogger("langchain_graphrag_milvus")
 
 __all__ = ["MilvusGraphRetriever", "NaivePassageRetriever"]
 
-_IGNORED_KWARGS = frozenset({"verbose"})
-P = TypeVar("P")
+
+def _valid_store(value: Any) -> RetrievalStore:
+    try:
+        return check_store(value)
+    except TypeError as exc:  # pydantic reports ValueErrors as a ValidationError on the field
+        raise ValueError(str(exc)) from None
+
+
+#: The ``store`` field: any object with the reads retrieval needs (checked without running them).
+StoreField = Annotated[RetrievalStore, PlainValidator(_valid_store)]
 
 
 class _StoreRetriever(BaseRetriever):
-    """Executes pipeline effects against the store, blocking or with ``await``.
+    """Runs a pipeline against the store, blocking (``invoke``) or with ``await`` (``ainvoke``).
 
-    Subclasses provide :meth:`_pipeline` (query and per-call kwargs → the effect
-    generator); ``invoke`` and ``ainvoke`` run that same generator.
+    Subclasses name their settings class (``_settings_class``), declare one field per
+    setting with :func:`~langchain_graphrag_milvus.retrieval.params.retriever_field`, and
+    provide :meth:`_pipeline` (query and per-call kwargs → the pipeline generator).
     """
 
-    store: MilvusGraphStore
+    store: StoreField
+    _settings_class: ClassVar[type[Any]]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a retriever whose fields miss a setting (the fields cannot drift from the params)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        missing = setting_names(cls._settings_class) - set(cls.model_fields)
+        if missing:
+            raise TypeError(f"{cls.__name__} lacks the setting field(s) {', '.join(sorted(missing))}")
+
+    def _defaults(self) -> Any:
+        """The settings object filled from this retriever's fields (validates them)."""
+        return params_from_fields(self._settings_class, self)
 
     @abstractmethod
-    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Steps[list[Document]]:
         """The retrieval for this query and these per-call settings, as an effect generator."""
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return self._run(self._pipeline(query, kwargs), run_manager.get_child())
+        return run_sync(self._pipeline(query, kwargs), self.store, run_manager.get_child())
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return await self._arun(self._pipeline(query, kwargs), run_manager.get_child())
+        return await run_async(self._pipeline(query, kwargs), self.store, run_manager.get_child())
 
     def as_tool(
         self,
@@ -101,7 +119,7 @@ class _StoreRetriever(BaseRetriever):
         """
         if args_schema is not None or arg_types is not None:
             return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
-        from langchain_graphrag_milvus.agent_tool import DEFAULT_TOOL_DESCRIPTION, create_graph_retriever_tool
+        from langchain_graphrag_milvus.retrieval.tool import DEFAULT_TOOL_DESCRIPTION, create_graph_retriever_tool
 
         return create_graph_retriever_tool(
             self,
@@ -110,122 +128,6 @@ class _StoreRetriever(BaseRetriever):
             filter_fields=filter_fields,
             max_k=max_k,
         )
-
-    def _field_params(self, cls: type[P]) -> P:
-        """The per-call parameter dataclass filled from this retriever's fields."""
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(cls) if f.name != "entities"}  # type: ignore[arg-type]
-        values["filter"] = as_filter(values.get("filter"))
-        return cls(**values)
-
-    def _call_params(self, defaults: P, kwargs: dict[str, Any]) -> P:
-        """``defaults`` with the per-call overrides in ``kwargs`` (unknown names: ``TypeError``)."""
-        allowed = {f.name for f in dataclasses.fields(defaults)}  # type: ignore[arg-type]
-        unknown = set(kwargs) - allowed - _IGNORED_KWARGS
-        if unknown:
-            raise TypeError(
-                f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}; "
-                f"accepted: {', '.join(sorted(allowed))}"
-            )
-        overrides = {k: v for k, v in kwargs.items() if k in allowed}
-        if "filter" in overrides:
-            overrides["filter"] = as_filter(overrides["filter"])
-        if overrides.get("entities") is not None:
-            if isinstance(overrides["entities"], str):
-                raise TypeError("entities must be a list of names, not a string")
-            overrides["entities"] = tuple(str(e) for e in overrides["entities"])
-        return dataclasses.replace(defaults, **overrides)  # type: ignore[type-var]
-
-    def _sync_effect(self, effect: Effect, callbacks: Any) -> Any:
-        store = self.store
-        if isinstance(effect, Invoke):
-            return invoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
-        if isinstance(effect, Notify):
-            logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
-            if callbacks is not None:
-                callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
-            return None
-        if isinstance(effect, Embed):
-            return store.embedding.embed_documents(list(effect.texts))
-        if isinstance(effect, Search):
-            return store.search(
-                effect.kind,
-                effect.vectors,
-                effect.limit,
-                filter_expr=effect.filter_expr,
-                output_fields=effect.output_fields,
-            )
-        if isinstance(effect, Fetch):
-            return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
-        if isinstance(effect, Gather):
-            return [self._sync_effect(e, callbacks) for e in effect.effects]
-        if isinstance(effect, GetGraph):
-            return store.graph
-        if isinstance(effect, LinkEntities):
-            with filter_errors(effect.filter_expr):
-                return store.entity_linker(effect.filter_expr).find(effect.query)
-        if isinstance(effect, EntityNames):
-            names = store.entity_names()
-            return {i: names.get(i, "") for i in effect.ids}
-        if isinstance(effect, ViewOf):
-            with filter_errors(effect.filter_expr):
-                return store.graph_view(effect.filter_expr, effect.graph)
-        if isinstance(effect, Compute):
-            return effect.fn(*effect.args)
-        raise TypeError(f"unknown effect {effect!r}")
-
-    async def _async_effect(self, effect: Effect, callbacks: Any) -> Any:
-        store = self.store
-        if isinstance(effect, Invoke):
-            return await ainvoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
-        if isinstance(effect, Notify):
-            logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
-            if callbacks is not None:
-                await callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
-            return None
-        if isinstance(effect, Embed):
-            return await store.embedding.aembed_documents(list(effect.texts))
-        if isinstance(effect, Search):
-            return await store.asearch(
-                effect.kind,
-                effect.vectors,
-                effect.limit,
-                filter_expr=effect.filter_expr,
-                output_fields=effect.output_fields,
-            )
-        if isinstance(effect, Fetch):
-            return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
-        if isinstance(effect, Gather):
-            return list(await asyncio.gather(*(self._async_effect(e, callbacks) for e in effect.effects)))
-        if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf, Compute)):
-            # building the graph or the linker reads Milvus: keep the event loop free
-            return await asyncio.to_thread(self._sync_effect, effect, callbacks)
-        raise TypeError(f"unknown effect {effect!r}")
-
-    def _run(self, pipeline: Generator[Effect, Any, list[Document]], callbacks: Any) -> list[Document]:
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = pipeline.throw(error) if error is not None else pipeline.send(value)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            try:
-                value, error = self._sync_effect(effect, callbacks), None
-            except Exception as exc:
-                value, error = None, exc
-
-    async def _arun(self, pipeline: Generator[Effect, Any, list[Document]], callbacks: Any) -> list[Document]:
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = pipeline.throw(error) if error is not None else pipeline.send(value)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            try:
-                value, error = await self._async_effect(effect, callbacks), None
-            except Exception as exc:
-                value, error = None, exc
 
 
 class NaivePassageRetriever(_StoreRetriever):
@@ -242,19 +144,19 @@ class NaivePassageRetriever(_StoreRetriever):
             docs = naive.invoke("What contribution did the son of Euler's teacher make?")
     """
 
-    k: int = Field(default=4, ge=1)
-    filter: str | dict[str, Any] | None = None
+    _settings_class = NaiveParams
 
-    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Generator[Effect, Any, list[Document]]:
+    k: int = retriever_field(NaiveParams, "k")
+    filter: str | dict[str, Any] | None = retriever_field(NaiveParams, "filter")
+
+    def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Steps[list[Document]]:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
-        unknown = set(kwargs) - {"k", "filter"} - _IGNORED_KWARGS
-        if unknown:
-            raise TypeError(f"unexpected retrieval argument(s): {', '.join(sorted(unknown))}")
-        k = kwargs.get("k", self.k)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
-        return naive_pipeline(query, k, as_filter(kwargs.get("filter", self.filter)))
+        p = call_params(self._defaults(), kwargs)
+        return naive_pipeline(query, p.k, p.filter)
+
+
+_setting = partial(retriever_field, RetrievalParams)
 
 
 class MilvusGraphRetriever(_StoreRetriever):
@@ -321,7 +223,9 @@ class MilvusGraphRetriever(_StoreRetriever):
     similarity search, so exactly ``k`` Documents are returned when the store has them.
     """
 
-    k: int = Field(default=4, ge=1, description="Number of passages returned.")
+    _settings_class = RetrievalParams
+
+    k: int = _setting("k")
     llm: BaseChatModel | None = Field(
         default=None, description="Chat model for the default entity extractor and reranker."
     )
@@ -331,39 +235,23 @@ class MilvusGraphRetriever(_StoreRetriever):
     reranker: Runnable[dict[str, Any], list[int]] | None = Field(
         default=None, description="Runnable {question, relations, select} → positions; default: LLM if `llm`."
     )
-    ranking: Literal["ppr", "similarity"] = Field(
-        default="ppr",
-        description="'ppr': chained PageRank walks over the graph (no LLM; the best measured); "
-        "'similarity': the seed's expansion ordered by similarity to the query.",
-    )
-    entity_top_k: int = Field(default=3, ge=1, description="Entity hits per query entity.")
-    relation_top_k: int = Field(default=3, ge=1, description="Relation hits for the query ('similarity').")
-    hops: int = Field(default=1, ge=0, le=3, description="Expansion depth on the graph ('similarity'; seed: 1).")
-    max_neighbors: int | None = Field(default=100, description="Relations taken per entity per hop.")
-    max_frontier: int | None = Field(default=None, description="Entities expanded per hop (default: pool size).")
-    decay: float = Field(default=0.8, gt=0, le=1, description="Graph score factor per hop ('similarity').")
-    ppr_relation_seeds: int = Field(default=50, ge=1, description="Most similar relations seeding PageRank.")
-    ppr_passage_seeds: int = Field(default=3, ge=1, description="Most similar passages seeding PageRank.")
-    ppr_damping: float = Field(default=0.85, ge=0, lt=1, description="PageRank damping (follow-an-edge probability).")
-    ppr_temperature: float = Field(default=0.02, gt=0, description="Softmax temperature of the similarity seeds.")
-    ppr_chain: int = Field(
-        default=1, ge=0, description="Picks after which a new walk continues from the picked passages' entities."
-    )
-    max_candidates: int = Field(default=50, ge=1, description="Candidate relations shown to the reranker.")
-    rerank_select: int = Field(default=3, ge=1, description="Relations the LLM is asked to select.")
-    rerank_timeout: float | None = Field(
-        default=None,
-        description="Seconds the reranker may take; then the no-LLM order is used (warning logged). None: no limit.",
-    )
-    extractor_timeout: float | None = Field(
-        default=None,
-        description="Seconds the entity extractor may take; then the offline linker is used. None: no limit.",
-    )
-    filter: str | dict[str, Any] | None = Field(
-        default=None,
-        description="Restricts passages *and the graph*: a Milvus expression over passage metadata "
-        "(tenant == 'a') or a {field: value} dict (values escaped).",
-    )
+    ranking: Literal["ppr", "similarity"] = _setting("ranking")
+    entity_top_k: int = _setting("entity_top_k")
+    relation_top_k: int = _setting("relation_top_k")
+    hops: int = _setting("hops")
+    max_neighbors: int | None = _setting("max_neighbors")
+    max_frontier: int | None = _setting("max_frontier")
+    decay: float = _setting("decay")
+    ppr_relation_seeds: int = _setting("ppr_relation_seeds")
+    ppr_passage_seeds: int = _setting("ppr_passage_seeds")
+    ppr_damping: float = _setting("ppr_damping")
+    ppr_temperature: float = _setting("ppr_temperature")
+    ppr_chain: int = _setting("ppr_chain")
+    max_candidates: int = _setting("max_candidates")
+    rerank_select: int = _setting("rerank_select")
+    rerank_timeout: float | None = _setting("rerank_timeout")
+    extractor_timeout: float | None = _setting("extractor_timeout")
+    filter: str | dict[str, Any] | None = _setting("filter")
 
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
     _reranker: Runnable[dict[str, Any], list[int]] | None = PrivateAttr(default=None)
@@ -377,13 +265,10 @@ class MilvusGraphRetriever(_StoreRetriever):
         self._reranker = self.reranker or (create_llm_reranker(self.llm) if self.llm is not None else None)
         return self
 
-    def _defaults(self) -> RetrievalParams:
-        return self._field_params(RetrievalParams)
-
     def _pipeline(
         self, query: str, kwargs: dict[str, Any], trace: dict[str, Any] | None = None
-    ) -> Generator[Effect, Any, list[Document]]:
-        params = self._call_params(self._defaults(), kwargs)
+    ) -> Steps[list[Document]]:
+        params = call_params(self._defaults(), kwargs)
         return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker, trace=trace)
 
     def explain(self, query: str, **kwargs: Any) -> Subgraph:
@@ -413,8 +298,8 @@ class MilvusGraphRetriever(_StoreRetriever):
     def _traced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]:
         """Run the retrieval, returning its Documents and the pipeline's trace."""
         trace: dict[str, Any] = {}
-        return self._run(self._pipeline(query, kwargs, trace), None), trace
+        return run_sync(self._pipeline(query, kwargs, trace), self.store), trace
 
     async def _atraced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]:
         trace: dict[str, Any] = {}
-        return await self._arun(self._pipeline(query, kwargs, trace), None), trace
+        return await run_async(self._pipeline(query, kwargs, trace), self.store), trace

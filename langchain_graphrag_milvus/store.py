@@ -2,58 +2,61 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
+import functools
+import inspect
 import os
-import threading
-import time
-import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 from langchain_core.embeddings import Embeddings
-from pymilvus import AsyncMilvusClient, MilvusClient
+from pymilvus import MilvusClient
 
-from langchain_graphrag_milvus.errors import (
-    CollectionNotFoundError,
-    GraphRAGError,
-    StoreConnectionError,
-)
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.ingest.context import IngestContext, check_write_settings
 from langchain_graphrag_milvus.ingest.offline import resolve_extractor
 from langchain_graphrag_milvus.ingest.records import RESERVED_METADATA_KEYS
+from langchain_graphrag_milvus.ingest.store_writes import StoreWrites
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
-from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.graph_cache import GraphState
-from langchain_graphrag_milvus.milvus.lite import check_lite_parent, lite_connection_args
-from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, acquire_lite, is_lite, lite_filter, release_lite
-from langchain_graphrag_milvus.milvus.schema import (
-    DEFAULT_INDEX_PARAMS,
-    KINDS,
-    Kind,
-    check_collection,
-    create_collection,
-)
+from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
+from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
+from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
+from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.milvus.writes import StoreParts
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker
 
 if TYPE_CHECKING:
-    from langchain_core.documents import Document
     from langchain_core.runnables import Runnable
     from langchain_milvus import Milvus
 
     from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
-    from langchain_graphrag_milvus.ingest.load import IngestReport
-    from langchain_graphrag_milvus.ingest.merge import MergeReport
-    from langchain_graphrag_milvus.ingest.updates import DeleteReport, UpsertReport
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
     from langchain_graphrag_milvus.subgraph import Subgraph
 
 __all__ = ["MilvusGraphStore", "Hit"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-class MilvusGraphStore(MilvusReads, GraphState):
+
+def forward(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """A facade method that calls ``method`` on the part held in attribute ``part`` (same signature and docs)."""
+    name = method.__name__
+    if inspect.iscoroutinefunction(method):
+
+        async def acall(self: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
+            return await getattr(getattr(self, part), name)(*args, **kwargs)
+
+        return cast("Callable[Concatenate[Any, P], R]", functools.wraps(method)(acall))
+
+    def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
+        return cast(R, getattr(getattr(self, part), name)(*args, **kwargs))
+
+    return cast("Callable[Concatenate[Any, P], R]", functools.wraps(method)(call))
+
+
+class MilvusGraphStore:
     """Entities, relations and passages in Milvus, plus the sparse graph over them.
 
     Nothing is contacted at construction; the first call that needs Milvus connects.
@@ -178,102 +181,101 @@ class MilvusGraphStore(MilvusReads, GraphState):
             raise TypeError(
                 f"embedding must be a LangChain Embeddings (e.g. OpenAIEmbeddings()), not {type(embedding).__name__}"
             )
-        if source_field is not None and (not isinstance(source_field, str) or not source_field):
-            raise TypeError("source_field must be a metadata key (a non-empty string) or None")
-        self.source_field = source_field
-        expr.field_name(collection_prefix)
-        if batch_size < 1:
-            raise ValueError("batch_size must be positive")
+        check_write_settings(batch_size, extraction_concurrency, synonym_threshold, source_field)
+        if partition_key_field is not None and partition_key_field in RESERVED_METADATA_KEYS:
+            raise ValueError(f"partition_key_field {partition_key_field!r} is a reserved field name")
         self.embedding = embedding
-        if is_lite(uri):
-            check_lite_parent(uri)  # a typo'd path fails here, not later as an empty store
-        self.uri = uri
-        self.collection_prefix = collection_prefix
-        self.index_params = dict(index_params or DEFAULT_INDEX_PARAMS)
-        metric = str(self.index_params.get("metric_type", "COSINE")).upper()
-        if metric not in ("COSINE", "IP"):
-            raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
-        self.index_params["metric_type"] = metric
-        self.search_params = {"metric_type": metric, "params": {}, **dict(search_params or {})}
-        self.consistency_level = consistency_level
-        if partition_key_field is not None:
-            expr.field_name(partition_key_field)
-            if partition_key_field in RESERVED_METADATA_KEYS:
-                raise ValueError(f"partition_key_field {partition_key_field!r} is a reserved field name")
-        self.partition_key_field = partition_key_field
-        if on_stale not in ("rebuild", "error"):
-            raise ValueError("on_stale must be 'rebuild' or 'error'")
-        self.graph_path = Path(graph_path) if graph_path is not None else None
-        self.on_stale = on_stale
-        if refresh_interval is not None and (
-            isinstance(refresh_interval, bool) or not isinstance(refresh_interval, (int, float)) or refresh_interval < 0
-        ):
-            raise ValueError(f"refresh_interval must be a number of seconds >= 0 or None, got {refresh_interval!r}")
-        self.refresh_interval = None if refresh_interval is None else float(refresh_interval)
-        self._checked_at = time.monotonic()
-        self._seen_generation: int | None = None
-        self._strong_reads: set[Kind] = set()
+        self.index_params, self.search_params = index_and_search_params(index_params, search_params)
+        self._connection = self._open_connection(
+            uri=uri,
+            token=token,
+            connection_args=connection_args or {},
+            collection_prefix=collection_prefix,
+            index_params=self.index_params,
+            consistency_level=consistency_level,
+            partition_key_field=partition_key_field,
+            timeout=timeout,
+        )
+        self.uri, self.collection_prefix, self.consistency_level = uri, collection_prefix, consistency_level
+        self.partition_key_field, self.batch_size, self.timeout = partition_key_field, batch_size, timeout
         self.extractor: Runnable[Any, Any] | None = resolve_extractor(extractor)
         self.extraction_cache = TripletCache(extraction_cache)
-        if extraction_concurrency < 1:
-            raise ValueError("extraction_concurrency must be positive")
-        self.extraction_concurrency = extraction_concurrency
-        if synonym_threshold is not None and not -1.0 <= synonym_threshold <= 1.0:
-            raise ValueError("synonym_threshold is a cosine similarity in [-1, 1]")
-        self.synonym_threshold = synonym_threshold
+        self.extraction_concurrency, self.synonym_threshold = extraction_concurrency, synonym_threshold
         self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
-        self.batch_size = batch_size
-        self.timeout = timeout
-        self._connection_args: dict[str, Any] = {**dict(connection_args or {}), "uri": uri}
-        if token:
-            self._connection_args["token"] = token
-        self._client: MilvusClient | None = None
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncMilvusClient] = (
-            weakref.WeakKeyDictionary()
+        self.source_field = source_field
+        self._reads = MilvusReads(self._connection, self.search_params, self._row_layout())
+        self._graph_cache: GraphCache[EntityLinker] = GraphCache(
+            self._connection,
+            self._reads,
+            lambda names: EntityLinker(names, require_capital=True),
+            graph_path=graph_path,
+            on_stale=on_stale,
+            refresh_interval=refresh_interval,
         )
-        self._vector_stores: dict[Kind, Milvus] = {}
-        self._dim: int | None = None
-        self._lock = threading.RLock()
-        self._graph: GraphIndex | None = None
-        self._entity_names: dict[str, str] | None = None
-        self._linker: tuple[dict[str, str], EntityLinker] | None = None
-        self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
+        self._graph_cache.label = repr(self)
+        self._writes = StoreWrites(self._ingest_context)
+
+    def _open_connection(self, **settings: Any) -> MilvusConnection:
+        """The connection of this store (the existing-collection store opens its own kind)."""
+        return MilvusConnection(**settings)
+
+    def _row_layout(self) -> RowLayout | None:
+        """How rows are stored (None: this package's schema)."""
+        return None
 
     def __repr__(self) -> str:
         return f"MilvusGraphStore(uri={self.uri!r}, collection_prefix={self.collection_prefix!r})"
 
-    # ------------------------------------------------------------------ connections
-    def collection_name(self, kind: Kind) -> str:
-        """Name of the collection holding ``kind``."""
-        return f"{self.collection_prefix}_{kind}"
+    def _ingest_context(self) -> IngestContext:
+        """The parts and settings ingestion writes with (read anew: settings may have been changed)."""
+        parts = StoreParts(self._connection, self._reads, self._graph_cache, self.batch_size)
+        return IngestContext(
+            parts=parts,
+            embedding=self.embedding,
+            cosine=str(self.index_params.get("metric_type", "COSINE")).upper() == "COSINE",
+            extractor=self.extractor,
+            extraction_cache=self.extraction_cache,
+            extraction_concurrency=self.extraction_concurrency,
+            synonym_threshold=self.synonym_threshold,
+            synonym_top_k=self.synonym_top_k,
+            source_field=self.source_field,
+        )
+
+    # ------------------------------------------------------------------ graph settings (kept by the graph cache)
+    @property
+    def refresh_interval(self) -> float | None:
+        """Seconds between checks for other writers' changes (``None``: never); settable."""
+        return self._graph_cache.refresh_interval
+
+    @refresh_interval.setter
+    def refresh_interval(self, value: float | None) -> None:
+        self._graph_cache.refresh_interval = value
+
+    @property
+    def graph_path(self) -> Path | None:
+        """Where the graph index is saved (``None``: not saved)."""
+        return self._graph_cache.graph_path
+
+    @property
+    def on_stale(self) -> Literal["rebuild", "error"]:
+        """What a stale or damaged saved index does: ``"rebuild"`` or ``"error"``."""
+        return self._graph_cache.on_stale
+
+    # ------------------------------------------------------------------ connection
+    collection_name = forward("_connection", MilvusConnection.collection_name)
+    exists = forward("_connection", MilvusConnection.exists)
+    ensure_collections = forward("_connection", MilvusConnection.ensure_collections)
+    check_open = forward("_connection", MilvusConnection.check_open)
+    aclient = forward("_connection", MilvusConnection.aclient)
+    generation = forward("_connection", MilvusConnection.generation)
 
     def _resolved_args(self) -> dict[str, Any]:
-        args = dict(self._connection_args)
-        return lite_connection_args(args) if is_lite(str(args["uri"])) else args
+        return self._connection.resolved_args()
 
     @property
     def client(self) -> MilvusClient:
         """The synchronous ``MilvusClient`` (connects on first use)."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
-                        logging.getLogger(name).addFilter(lite_filter)
-                    self._client = self._connect(MilvusClient)
-                    if is_lite(self.uri):
-                        acquire_lite(self._resolved_args()["uri"])
-        return self._client
-
-    def _connect(self, client_class: Any) -> Any:
-        args = self._resolved_args()
-        try:
-            return client_class(**args, timeout=self.timeout)
-        except Exception as exc:  # pymilvus raises several types here; all mean the same
-            raise StoreConnectionError(
-                f"cannot connect to Milvus at {self.uri!r}: {exc}. Check that the URI is a server "
-                "(http://host:19530), a Zilliz Cloud endpoint (https://..., with token=API key) or a "
-                "local Milvus Lite path ending in .db, and that the server is running"
-            ) from exc
+        return self._connection.client
 
     def close(self) -> None:
         """Close the clients; with Milvus Lite, stop its embedded server when no store uses it.
@@ -282,99 +284,17 @@ class MilvusGraphStore(MilvusReads, GraphState):
         server releases its lock on the data directory, so another process may open it;
         it happens when the last open store of this process on that path closes.
         """
-        with self._lock:
-            had_client = self._client is not None
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-            self._aclients.clear()
-            self._vector_stores.clear()
-            self._dim = None
-            if had_client and is_lite(self.uri):
-                release_lite(self._resolved_args()["uri"])
+        self._connection.close()
 
-    async def aclient(self) -> AsyncMilvusClient:
-        """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._aclients.get(loop)
-        if client is None:
-            client = self._connect(AsyncMilvusClient)
-            self._aclients[loop] = client
-        return client
-
-    def exists(self) -> bool:
-        """True if all three collections exist."""
-        return all(self.client.has_collection(self.collection_name(k)) for k in KINDS)
-
-    def ensure_collections(self, dim: int) -> None:
-        """Create missing collections for ``dim``-dimensional vectors; check existing ones."""
-        with self._lock:
-            created = []
-            for kind in KINDS:
-                name = self.collection_name(kind)
-                if self.client.has_collection(name):
-                    check_collection(self.client.describe_collection(name), kind, dim, self.partition_key_field)
-                else:
-                    created.append(name)
-                    create_collection(
-                        self.client,
-                        name,
-                        kind,
-                        dim,
-                        index_params=self.index_params,
-                        consistency_level=self.consistency_level,
-                        timeout=self.timeout,
-                        partition_key=self.partition_key_field,
-                    )
-            for name in created:  # the loads run in parallel on the server; wait for each
-                self.client.load_collection(name, timeout=self.timeout)
-            self._dim = dim
-
-    def check_open(self) -> int:
-        """Check the collections exist and are ours; return their dimension (loads them)."""
-        if self._dim is not None:
-            return self._dim
-        with self._lock:
-            if self._dim is not None:
-                return self._dim
-            missing = [k for k in KINDS if not self.client.has_collection(self.collection_name(k))]
-            if missing:
-                raise CollectionNotFoundError(
-                    f"no {', '.join(missing)} collection under prefix {self.collection_prefix!r} at "
-                    f"{self.uri!r}; ingest data first (store.add_records / add_documents / add_jsonl)"
-                )
-            key = self.partition_key_field
-            dims = {
-                check_collection(self.client.describe_collection(self.collection_name(k)), k, None, key) for k in KINDS
-            }
-            if len(dims) != 1:
-                raise GraphRAGError(f"collections under {self.collection_prefix!r} disagree on dimension")
-            for kind in KINDS:
-                self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
-            self._dim = dims.pop()
-            return self._dim
+    def drop(self) -> None:
+        """Drop the collections this store owns and forget the graph (irreversible)."""
+        with self._connection.lock:
+            self._connection.drop()
+            self._graph_cache.forget()
 
     def vector_store(self, kind: Kind) -> Milvus:
         """The collection as a ``langchain_milvus.Milvus`` vector store."""
-        from langchain_milvus import Milvus
-
-        self.check_open()
-        with self._lock:
-            if kind not in self._vector_stores:
-                self._vector_stores[kind] = Milvus(
-                    embedding_function=self.embedding,
-                    collection_name=self.collection_name(kind),
-                    connection_args=self._resolved_args(),
-                    consistency_level=self.consistency_level,
-                    search_params=self.search_params,
-                    auto_id=False,
-                    enable_dynamic_field=(kind == "passages"),
-                    primary_field="pk",
-                    text_field="text",
-                    vector_field="vector",
-                    timeout=self.timeout,
-                )
-            return self._vector_stores[kind]
+        return self._connection.vector_store(kind, self.embedding, self.search_params)
 
     @property
     def entity_store(self) -> Milvus:
@@ -391,110 +311,53 @@ class MilvusGraphStore(MilvusReads, GraphState):
         """Passages as a ``langchain_milvus.Milvus`` vector store."""
         return self.vector_store("passages")
 
+    # ------------------------------------------------------------------ reads
+    search = forward("_reads", MilvusReads.search)
+    asearch = forward("_reads", MilvusReads.asearch)
+    fetch = forward("_reads", MilvusReads.fetch)
+    afetch = forward("_reads", MilvusReads.afetch)
+    iterate = forward("_reads", MilvusReads.iterate)
+    counts = forward("_reads", MilvusReads.counts)
+
+    # ------------------------------------------------------------------ graph
+    refresh = forward("_graph_cache", GraphCache.refresh)
+    rebuild_graph = forward("_graph_cache", GraphCache.rebuild)
+    bump_generation = forward("_graph_cache", GraphCache.bump_generation)
+    fingerprint = forward("_graph_cache", GraphCache.fingerprint)
+    entity_names = forward("_graph_cache", GraphCache.entity_names)
+
+    @property
+    def graph(self) -> GraphIndex:
+        """The graph index, built from the relation collection on first use.
+
+        With ``refresh_interval`` set, at most that often it checks whether another
+        writer changed the data (see :meth:`refresh`) and reloads it if so.
+        """
+        return self._graph_cache.current()
+
+    def graph_view(self, filter_expr: str, graph: GraphIndex | None = None) -> GraphView:
+        """The part of the graph (default: the current one) whose passages match ``filter_expr``.
+
+        Cached per filter and graph state; see :meth:`~langchain_graphrag_milvus.milvus.graph_cache.GraphCache.view`.
+        """
+        return self._graph_cache.view(filter_expr, graph)[1]
+
+    def entity_linker(self, filter_expr: str | None = None) -> EntityLinker:
+        """An :class:`~langchain_graphrag_milvus.retrieval.query_entities.EntityLinker` over the entity names.
+
+        With ``filter_expr``, over the names inside that filter's :meth:`graph_view` only;
+        see :meth:`~langchain_graphrag_milvus.milvus.graph_cache.GraphCache.linker`.
+        """
+        return self._graph_cache.linker(filter_expr)
+
     # ------------------------------------------------------------------ ingestion and updates
-    def add_records(
-        self,
-        records: Iterable[Mapping[str, Any]],
-        *,
-        strict: bool = False,
-        show_progress: bool | None = None,
-        extractor: Runnable[str, Any] | None = None,
-    ) -> IngestReport:
-        """Ingest seed-style ``{"passage", "triplets"}`` or ``{"id", "title", "text", "triplets"}`` records.
-
-        Malformed triplets are skipped and counted in the report (``strict=True`` raises
-        :class:`~langchain_graphrag_milvus.errors.MalformedTripletError` instead). Records
-        without a ``"triplets"`` key get theirs from the extractor, if one is set.
-        Re-ingesting the same records adds nothing.
-        """
-        from langchain_graphrag_milvus.ingest.load import ingest_mappings
-
-        return ingest_mappings(self, records, strict=strict, show_progress=show_progress, extractor=extractor)
-
-    def add_documents(
-        self,
-        documents: Iterable[Document],
-        *,
-        strict: bool = False,
-        show_progress: bool | None = None,
-        extractor: Runnable[str, Any] | None = None,
-        splitter: Any = None,
-    ) -> IngestReport:
-        """Ingest ``Document``s; ``metadata["triplets"]`` holds their triplets (absent: extracted).
-
-        The passage id is ``Document.id`` (or, when it is ``None``, a hash of the text and
-        metadata); the rest of the metadata is stored with the passage and returned on
-        retrieval. With a LangChain text ``splitter``, documents are chunked first (chunk
-        ids ``"{source}#0000"``...; ``metadata["source_id"]`` keeps the source: the
-        document id, else ``metadata[source_field]``).
-        """
-        from langchain_graphrag_milvus.ingest.load import ingest_documents
-        from langchain_graphrag_milvus.ingest.updates import split
-
-        if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
-            raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
-        docs = (
-            split(list(documents), splitter, self.source_field, self.partition_key_field)
-            if splitter is not None
-            else documents
-        )
-        return ingest_documents(self, docs, strict=strict, show_progress=show_progress, extractor=extractor)
-
-    def add_jsonl(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        strict: bool = False,
-        show_progress: bool | None = None,
-        extractor: Runnable[str, Any] | None = None,
-    ) -> IngestReport:
-        """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
-        from langchain_graphrag_milvus.ingest.load import ingest_jsonl
-
-        return ingest_jsonl(self, path, strict=strict, show_progress=show_progress, extractor=extractor)
-
-    def upsert_documents(
-        self,
-        documents: Iterable[Document],
-        *,
-        splitter: Any = None,
-        strict: bool = False,
-        show_progress: bool | None = None,
-        extractor: Runnable[str, Any] | None = None,
-    ) -> UpsertReport:
-        """Make the store hold exactly these versions of these source documents.
-
-        Passages of a source that are not in the new version are deleted (with the
-        relations and entities only they supported), changed ones replaced, new ones added,
-        unchanged ones left alone. The source id is ``metadata["source_id"]``, else
-        ``Document.id``, else ``metadata[source_field]`` (``"source"``: a loader's file);
-        with ``partition_key_field`` a source is (tenant, source id). Everything is
-        validated before the first delete: a source with an invalid new document is kept
-        as it was and listed in ``report.sources_skipped`` (``strict``: raises).
-        """
-        from langchain_graphrag_milvus.ingest.updates import upsert_documents
-
-        return upsert_documents(
-            self, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
-        )
-
-    def delete_documents(
-        self, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
-    ) -> DeleteReport:
-        """Delete all passages of these source documents, and what only they supported.
-
-        With ``partition_key_field`` pass ``tenant="..."`` (that tenant's passages of these
-        sources) or ``all_tenants=True`` (every tenant's); otherwise ``ValueError``.
-        """
-        from langchain_graphrag_milvus.ingest.updates import delete_documents
-
-        return delete_documents(self, source_ids, tenant=tenant, all_tenants=all_tenants)
-
-    def delete_passages(self, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
-        """Delete passages by id (only ``tenant``'s when given), and what only they supported."""
-        from langchain_graphrag_milvus.ingest.updates import delete_passages
-
-        return delete_passages(self, passage_ids, tenant=tenant)
+    add_records = forward("_writes", StoreWrites.add_records)
+    add_documents = forward("_writes", StoreWrites.add_documents)
+    add_jsonl = forward("_writes", StoreWrites.add_jsonl)
+    upsert_documents = forward("_writes", StoreWrites.upsert_documents)
+    delete_documents = forward("_writes", StoreWrites.delete_documents)
+    delete_passages = forward("_writes", StoreWrites.delete_passages)
+    merge_entities = forward("_writes", StoreWrites.merge_entities)
 
     # ------------------------------------------------------------------ misc
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:
@@ -502,18 +365,6 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
 
         return NaivePassageRetriever(store=self, **kwargs)
-
-    def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
-        """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
-
-        Relations naming a merged entity are rewritten to name ``into`` (joining an equal
-        relation if there is one), the merged entity rows are deleted, and the graph index
-        is updated in place. Crash-safe and re-runnable; see
-        :mod:`~langchain_graphrag_milvus.ingest.merge`.
-        """
-        from langchain_graphrag_milvus.ingest.merge import merge_entities
-
-        return merge_entities(self, names, into)
 
     @classmethod
     def from_existing_collection(
@@ -545,18 +396,3 @@ class MilvusGraphStore(MilvusReads, GraphState):
         from langchain_graphrag_milvus.retrieval.explain import store_subgraph
 
         return store_subgraph(self, filter=filter, limit=limit)
-
-    #: The collections this store owns, and ``drop`` removes.
-    _owned_kinds: tuple[Kind, ...] = tuple(KINDS)
-
-    def drop(self) -> None:
-        """Drop the collections this store owns and forget the graph (irreversible)."""
-        with self._lock:
-            for kind in self._owned_kinds:
-                name = self.collection_name(kind)
-                if self.client.has_collection(name):
-                    self.client.drop_collection(name)
-            self._vector_stores.clear()
-            self._dim = None
-            self._graph = None
-            self._entity_names = None

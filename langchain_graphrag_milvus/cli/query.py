@@ -84,14 +84,15 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args, reader=True)
     try:
         retriever = make_retriever(store, args)
-        docs = retriever.invoke(args.query)
-        rows = [document_row(doc, i) for i, doc in enumerate(docs, 1)]
-        if args.html:
-            from langchain_graphrag_milvus.subgraph import query_subgraph
+        if args.html:  # one retrieval for both the passages and the picture
+            from langchain_graphrag_milvus.retrieval.explain import query_documents_and_subgraph
 
-            graph = query_subgraph(retriever, args.query)  # type: ignore[arg-type]
+            docs, graph = query_documents_and_subgraph(retriever, args.query)  # type: ignore[arg-type]
             args.html.write_text(graph.to_html(), encoding="utf-8")
             log(f"wrote {args.html} ({len(graph.nodes)} nodes, {len(graph.edges)} edges)")
+        else:
+            docs = retriever.invoke(args.query)
+        rows = [document_row(doc, i) for i, doc in enumerate(docs, 1)]
     finally:
         store.close()
     if args.json:

@@ -8,15 +8,12 @@ the seed's matrix-product answer exactly (tested against ``reference.SeedMatrice
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph.csr import gather_rows, reduce_max_min
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.graph.index import GraphIndex
+from langchain_graphrag_milvus.graph.data import GraphData
 
 __all__ = ["Expansion", "expand", "capped_neighbors"]
 
@@ -106,7 +103,7 @@ def _seed_arrays(seeds: npt.ArrayLike | None, scores: npt.ArrayLike | None, n: i
 
 
 def capped_neighbors(
-    graph: GraphIndex, frontier: I32, limit: int | None, mask: npt.NDArray[np.bool_] | None
+    graph: GraphData, frontier: I32, limit: int | None, mask: npt.NDArray[np.bool_] | None
 ) -> tuple[I32, I32, bool]:
     """(owner position, relation) pairs of frontier entities, ≤ ``limit`` per entity.
 
@@ -144,7 +141,7 @@ def capped_neighbors(
 
 
 def expand(
-    graph: GraphIndex,
+    graph: GraphData,
     *,
     entity_seeds: npt.ArrayLike | None = None,
     entity_scores: npt.ArrayLike | None = None,

@@ -1,7 +1,16 @@
-"""Compact id maps for the graph index (numpy only).
+"""Compact id maps for the graph index, and the id ↔ key ↔ index conversions (numpy only).
 
-Entities and relations are keyed by unsigned 64-bit integers (the 16-hex-digit ids of
-:mod:`langchain_graphrag_milvus.text.names` are such integers). Internal indices are
+Entities and relations are keyed by unsigned 64-bit integers: their Milvus ids are those
+integers written as 16 hex digits (:func:`id_to_key`, :func:`key_to_id`; the ids are made by
+:mod:`langchain_graphrag_milvus.text.names`). Three forms, one conversion each:
+
+* Milvus id ``str`` ↔ uint64 key: :func:`id_to_key` / :func:`key_to_id`, and for many at once
+  :func:`ids_to_keys` / :func:`keys_to_ids`;
+* Milvus ids → array indices: :meth:`KeyMap.find_ids` (-1 where unknown) or
+  :meth:`KeyMap.lookup_ids` (raises :class:`~langchain_graphrag_milvus.errors.UnknownIdError`);
+* array indices → Milvus ids: :meth:`KeyMap.ids_at` / :meth:`KeyMap.id_at`.
+
+ Internal indices are
 assigned in insertion order and never change when more keys are appended, so adding
 triplets does not renumber the graph. Lookups go through a sorted copy of the keys
 (``searchsorted``): 20 bytes per key instead of a Python dict's ~100.
@@ -19,10 +28,43 @@ import numpy.typing as npt
 
 from langchain_graphrag_milvus.errors import UnknownIdError
 
-__all__ = ["KeyMap", "StringIdMap"]
+__all__ = ["KeyMap", "StringIdMap", "id_to_key", "key_to_id", "ids_to_keys", "keys_to_ids"]
 
 IntArray = npt.NDArray[np.int32]
 KeyArray = npt.NDArray[np.uint64]
+
+
+def id_to_key(node_id: str) -> int:
+    """The unsigned 64-bit key behind a 16-hex-digit entity or relation id.
+
+    Raises:
+        ValueError: ``node_id`` is not hexadecimal.
+
+    Example:
+        >>> id_to_key("00000000000000ff")
+        255
+    """
+    return int(node_id, 16)
+
+
+def key_to_id(key: int) -> str:
+    """The 16-hex-digit id of a key (inverse of :func:`id_to_key`).
+
+    Example:
+        >>> key_to_id(255)
+        '00000000000000ff'
+    """
+    return format(int(key), "016x")
+
+
+def ids_to_keys(ids: Iterable[str]) -> KeyArray:
+    """The keys of many ids, as a uint64 array (see :func:`id_to_key`)."""
+    return np.array([int(i, 16) for i in ids], dtype=np.uint64)
+
+
+def keys_to_ids(keys: npt.ArrayLike) -> list[str]:
+    """The ids of many keys (see :func:`key_to_id`)."""
+    return [format(k, "016x") for k in np.asarray(keys, dtype=np.uint64).ravel().tolist()]
 
 
 class KeyMap:
@@ -90,8 +132,39 @@ class KeyMap:
         found = self.find(keys)
         if found.size and int(found.min()) < 0:
             missing = np.asarray(keys, dtype=np.uint64).ravel()[found < 0]
-            raise UnknownIdError(f"{missing.size} {what}(s) not in the graph index, e.g. {int(missing[0]):016x}")
+            raise UnknownIdError(f"{missing.size} {what}(s) not in the graph index, e.g. {key_to_id(missing[0])}")
         return found
+
+    def find_ids(self, ids: Iterable[str]) -> IntArray:
+        """Indices of the keys behind these 16-hex-digit ids; -1 where unknown.
+
+        Example:
+            >>> m = KeyMap.from_keys([id_to_key("000000000000000a")])
+            >>> m.find_ids(["000000000000000a", "00000000000000ff"]).tolist()
+            [0, -1]
+        """
+        return self.find(ids_to_keys(ids))
+
+    def lookup_ids(self, ids: Iterable[str], what: str = "key") -> IntArray:
+        """Indices of the keys behind these ids.
+
+        Raises:
+            UnknownIdError: Some id is not in the map (the message names the first).
+        """
+        return self.lookup(ids_to_keys(ids), what)
+
+    def ids_at(self, indices: npt.ArrayLike) -> list[str]:
+        """The 16-hex-digit ids at these indices (an index array or a boolean mask).
+
+        Example:
+            >>> KeyMap.from_keys([10, 255]).ids_at([1, 0])
+            ['00000000000000ff', '000000000000000a']
+        """
+        return keys_to_ids(self.keys[np.asarray(indices)])
+
+    def id_at(self, index: int) -> str:
+        """The 16-hex-digit id at one index."""
+        return key_to_id(self.keys[int(index)])
 
     def extended(self, new_keys: npt.ArrayLike) -> KeyMap:
         """A new map with ``new_keys`` (unique, not yet present) appended."""

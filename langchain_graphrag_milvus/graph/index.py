@@ -4,11 +4,11 @@ The graph is derived data: Milvus holds the truth (relation rows carry their sub
 object entity ids and their passage ids) and :meth:`GraphIndex.from_relations` rebuilds
 the index from those rows alone.
 
-Layout (E entities, R relations, P passages; int32 indices, int64 row pointers):
-
-* ``rel_subject`` / ``rel_object`` — the two entities of each relation;
-* ``ent_rel`` — CSR entity → incident relations (the seed's entity×relation matrix);
-* ``rel_pas`` / ``pas_rel`` — CSR relation ↔ supporting passages.
+The arrays (layout in :mod:`.data`) and their read-only navigation live in
+:class:`~.data.GraphData`; the operations are plain functions of :mod:`.expand`,
+:mod:`.update` and :mod:`.persist`, which take a ``GraphData`` and never import this module
+(the modules of ``graph/`` form a DAG). :class:`GraphIndex` is ``GraphData`` plus those
+operations as methods.
 
 Expansion (:meth:`GraphIndex.expand`) walks frontiers from the hit rows only: it never
 forms the seed's ``A·Aᵀ`` / ``Aᵀ·A`` products, whose size explodes past ~100k relations.
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,51 +40,23 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import expand, persist, update
-from langchain_graphrag_milvus.graph.csr import CSR, gather_rows
+from langchain_graphrag_milvus.graph.csr import CSR
+from langchain_graphrag_milvus.graph.data import GraphData, GraphView
 from langchain_graphrag_milvus.graph.expand import Expansion
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 from langchain_graphrag_milvus.graph.update import RemovedItems
 
 __all__ = ["GraphIndex", "Expansion", "GraphView", "RemovedItems"]
 
-I32 = npt.NDArray[np.int32]
 
-
-@dataclass(frozen=True)
-class GraphView:
-    """The part of a graph that a passage filter allows (e.g. one tenant's passages).
-
-    A relation counts only if at least one allowed passage supports it, an entity only if
-    one of its relations counts. Expansion and PageRank given ``relations`` as their
-    ``relation_mask`` neither return nor traverse anything else.
-    """
-
-    passages: npt.NDArray[np.bool_]
-    relations: npt.NDArray[np.bool_]
-    entities: npt.NDArray[np.bool_]
-    passage_ids: frozenset[str]
-    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    """Derived data of this view (e.g. its aggregated relation index), built on first use."""
-
-
-@dataclass(frozen=True, eq=False)
-class GraphIndex:
+class GraphIndex(GraphData):
     """Sparse entity–relation–passage graph with capped frontier expansion.
 
     Build it with :meth:`from_relations` (from relation rows) or :meth:`load`; grow it
-    with :meth:`add_relations`. See the module docstring for the layout.
+    with :meth:`add_relations`. The arrays and the navigation methods come from
+    :class:`~langchain_graphrag_milvus.graph.data.GraphData` (see its module for the layout);
+    the operations are functions of :mod:`.expand`, :mod:`.update` and :mod:`.persist`.
     """
-
-    entities: KeyMap
-    relations: KeyMap
-    passages: StringIdMap
-    rel_subject: I32
-    rel_object: I32
-    ent_rel: CSR
-    rel_pas: CSR
-    pas_rel: CSR
-    synonyms: CSR
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -185,88 +156,6 @@ class GraphIndex:
         """A new index without these passages (and what only they supported)."""
         return update.remove_passages(self, passage_ids)
 
-    # ------------------------------------------------------------------ sizes
-    @property
-    def n_entities(self) -> int:
-        """Number of entities."""
-        return len(self.entities)
-
-    @property
-    def n_relations(self) -> int:
-        """Number of relations."""
-        return len(self.relations)
-
-    @property
-    def n_passages(self) -> int:
-        """Number of passages linked to at least one relation."""
-        return len(self.passages)
-
-    @property
-    def nbytes(self) -> int:
-        """Memory held by the index (arrays, plus an estimate for passage id strings)."""
-        arrays = (
-            self.entities.nbytes
-            + self.relations.nbytes
-            + self.rel_subject.nbytes
-            + self.rel_object.nbytes
-            + self.synonyms.nbytes
-            + self.ent_rel.nbytes
-            + self.rel_pas.nbytes
-            + self.pas_rel.nbytes
-        )
-        return int(arrays + self.passages.nbytes)
-
-    def entity_degree(self) -> npt.NDArray[np.int64]:
-        """Number of relations incident to each entity."""
-        cached = self._cache.get("entity_degree")
-        if cached is None:
-            cached = self._cache["entity_degree"] = self.ent_rel.degrees()
-        return cached
-
-    # ------------------------------------------------------------------ navigation
-    def relation_passages(self, relations: npt.ArrayLike) -> list[I32]:
-        """Passage indices supporting each relation."""
-        return [self.rel_pas.row(int(r)) for r in np.asarray(relations).ravel()]
-
-    def passage_relations(self, passages: npt.ArrayLike) -> list[I32]:
-        """Relation indices supported by each passage."""
-        return [self.pas_rel.row(int(p)) for p in np.asarray(passages).ravel()]
-
-    def passage_entities(self, passage: int) -> tuple[I32, I32]:
-        """Entities mentioned in a passage's relations and how many of its relations each is in."""
-        rels = self.pas_rel.row(int(passage))
-        ents, counts = np.unique(np.concatenate([self.rel_subject[rels], self.rel_object[rels]]), return_counts=True)
-        return ents.astype(np.int32), counts.astype(np.int32)
-
-    def entity_passage_counts(self, entities: npt.ArrayLike) -> npt.NDArray[np.int64]:
-        """For each entity, the number of distinct passages its relations come from."""
-        out = []
-        for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
-            _, passages = gather_rows(self.rel_pas, self.ent_rel.row(ent))
-            out.append(np.unique(passages).size)
-        return np.asarray(out, dtype=np.int64)
-
-    def relation_mask_for_passages(self, allowed_passages: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-        """Relations supported by at least one of ``allowed_passages`` (indices)."""
-        mask = np.zeros(self.n_relations, bool)
-        allowed = np.asarray(allowed_passages, dtype=np.int32).ravel()
-        if allowed.size:
-            _, rels = gather_rows(self.pas_rel, allowed)
-            mask[rels] = True
-        return mask
-
-    def view(self, allowed_passages: npt.ArrayLike) -> GraphView:
-        """The :class:`GraphView` of the passages with these indices."""
-        passages = np.zeros(self.n_passages, bool)
-        allowed = np.asarray(allowed_passages, dtype=np.int64).ravel()
-        passages[allowed] = True
-        relations = self.relation_mask_for_passages(allowed)
-        entities = np.zeros(self.n_entities, bool)
-        entities[self.rel_subject[relations]] = True
-        entities[self.rel_object[relations]] = True
-        ids = frozenset(self.passages.ids[i] for i in np.flatnonzero(passages).tolist())
-        return GraphView(passages, relations, entities, ids)
-
     def expand(
         self,
         *,
@@ -336,6 +225,15 @@ class GraphIndex:
         return persist.read_manifest(directory)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], *, mmap: bool = True) -> GraphIndex:
-        """Load an index written by :meth:`save` (memory-mapped by default)."""
-        return persist.load(directory, mmap=mmap)
+    def load(cls, directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = True) -> GraphIndex:
+        """Load an index written by :meth:`save` (memory-mapped by default).
+
+        Args:
+            directory: Where :meth:`save` wrote it.
+            mmap: Memory-map the arrays instead of reading them.
+            check: Verify every file's length and checksum first (:func:`.persist.verify`).
+
+        Raises:
+            IndexFileError: The index is damaged, incomplete or inconsistent (see :mod:`.persist`).
+        """
+        return persist.load(directory, mmap=mmap, check=check, cls=cls)

@@ -1,4 +1,4 @@
-"""Saving and loading a :class:`~langchain_graphrag_milvus.graph.GraphIndex` (``.npy`` files).
+"""Saving and loading a graph (:class:`~.data.GraphData`, e.g. a ``GraphIndex``) as ``.npy`` files.
 
 A directory holds one ``.npy`` file per array plus ``manifest.json`` (format, counts, the
 fingerprint of the data the index was built from, and the length and CRC-32 of every
@@ -14,21 +14,20 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
 from langchain_graphrag_milvus.graph.csr import CSR
+from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.graph.index import GraphIndex
 
 __all__ = ["save", "load", "read_manifest", "verify", "file_checksum", "IndexFileError", "FORMAT_VERSION"]
 
 #: 2: the manifest lists every file with its length and CRC-32.
 FORMAT_VERSION = 2
 _READ_CHUNK = 1 << 22
+G = TypeVar("G", bound=GraphData)
 
 
 class IndexFileError(ValueError):
@@ -44,7 +43,7 @@ def file_checksum(path: Path) -> int:
     return crc
 
 
-def save(graph: GraphIndex, directory: str | os.PathLike[str], *, fingerprint: dict[str, Any] | None = None) -> Path:
+def save(graph: GraphData, directory: str | os.PathLike[str], *, fingerprint: dict[str, Any] | None = None) -> Path:
     """Write the index as ``.npy`` files plus ``manifest.json`` into ``directory``.
 
     The files are written to a temporary directory first and renamed into place, so
@@ -147,13 +146,21 @@ def verify(directory: str | os.PathLike[str], manifest: dict[str, Any] | None = 
     return manifest
 
 
-def load(directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = True) -> GraphIndex:
-    """Load an index written by :meth:`save` (memory-mapped by default).
+@overload
+def load(directory: str | os.PathLike[str], *, mmap: bool = ..., check: bool = ...) -> GraphData: ...
+@overload
+def load(directory: str | os.PathLike[str], *, mmap: bool = ..., check: bool = ..., cls: type[G]) -> G: ...
+def load(
+    directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = True, cls: type[GraphData] = GraphData
+) -> GraphData:
+    """Load a graph written by :func:`save` (memory-mapped by default).
 
     Args:
         directory: Where :func:`save` wrote it.
         mmap: Memory-map the arrays instead of reading them.
         check: Verify every file's length and checksum first (:func:`verify`).
+        cls: The class to build (``GraphIndex.load`` passes ``GraphIndex``); plain
+            :class:`~.data.GraphData` by default, which has the arrays and sizes only.
 
     Raises:
         IndexFileError: The index is damaged, incomplete or inconsistent.
@@ -161,7 +168,7 @@ def load(directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = 
     path = Path(directory)
     manifest = verify(path) if check else read_manifest(path)
     try:
-        index = _load_arrays(path, manifest, "r" if mmap else None)
+        index = _load_arrays(path, manifest, "r" if mmap else None, cls)
     except IndexFileError:
         raise
     except (OSError, ValueError, EOFError, KeyError, IndexError, UnicodeDecodeError) as exc:
@@ -175,7 +182,7 @@ def load(directory: str | os.PathLike[str], *, mmap: bool = True, check: bool = 
     return index
 
 
-def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None) -> GraphIndex:
+def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None, cls: type[G]) -> G:
     listed = set(manifest["files"])
 
     def arr(name: str) -> Any:
@@ -186,9 +193,7 @@ def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None
     blob = bytes(arr("passage_blob"))
     offsets = np.asarray(arr("passage_offsets")).tolist()
     pids = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
-    from langchain_graphrag_milvus.graph.index import GraphIndex
-
-    index = GraphIndex(
+    index = cls(
         entities=KeyMap(arr("entity_keys"), arr("entity_sorted_keys"), arr("entity_sorted_index")),
         relations=KeyMap(arr("relation_keys"), arr("relation_sorted_keys"), arr("relation_sorted_index")),
         passages=StringIdMap(pids),
@@ -203,7 +208,7 @@ def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None
     return index
 
 
-def _check_shapes(index: GraphIndex, path: Path) -> None:
+def _check_shapes(index: GraphData, path: Path) -> None:
     """Arrays that agree with each other (a consistent but wrong manifest is caught here)."""
     n_e, n_r, n_p = index.n_entities, index.n_relations, index.n_passages
     problems = [

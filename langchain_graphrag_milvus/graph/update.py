@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, csr_from_pairs, gather_rows
+from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.graph.index import GraphIndex
 
 __all__ = ["RemovedItems", "add_relations", "remove_links", "remove_passages"]
 
 I32 = npt.NDArray[np.int32]
+G = TypeVar("G", bound=GraphData)
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ def _first_occurrences(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.intp]:
 
 
 def add_relations(
-    graph: GraphIndex,
+    graph: G,
     *,
     relation_keys: npt.ArrayLike,
     subject_keys: npt.ArrayLike,
@@ -52,7 +51,7 @@ def add_relations(
     passage_ids: Sequence[Sequence[str]],
     entity_keys: npt.ArrayLike | None = None,
     synonym_pairs: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
-) -> GraphIndex:
+) -> G:
     """A new index with these relations added (``self`` is unchanged).
 
     Relations already present only gain the passage links they lacked; new entities,
@@ -151,9 +150,7 @@ def add_relations(
     )
 
 
-def remove_links(
-    graph: GraphIndex, *, relation_keys: npt.ArrayLike, passage_ids: Sequence[str]
-) -> tuple[GraphIndex, RemovedItems]:
+def remove_links(graph: G, *, relation_keys: npt.ArrayLike, passage_ids: Sequence[str]) -> tuple[G, RemovedItems]:
     """A new index without the given (relation, passage) links, and what disappeared.
 
     A relation left without passages is removed, then an entity left without relations
@@ -174,7 +171,7 @@ def remove_links(
     return _compacted(graph, rows[keep], graph.rel_pas.indices[keep].astype(np.int64))
 
 
-def remove_passages(graph: GraphIndex, passage_ids: Sequence[str]) -> tuple[GraphIndex, RemovedItems]:
+def remove_passages(graph: G, passage_ids: Sequence[str]) -> tuple[G, RemovedItems]:
     """A new index without these passages (and what only they supported)."""
     p = graph.passages.find(list(passage_ids))
     gone = np.zeros(graph.n_passages, bool)
@@ -185,9 +182,7 @@ def remove_passages(graph: GraphIndex, passage_ids: Sequence[str]) -> tuple[Grap
     return _compacted(graph, rows[keep], cols[keep])
 
 
-def _compacted(
-    graph: GraphIndex, link_rel: npt.NDArray[np.int64], link_pas: npt.NDArray[np.int64]
-) -> tuple[GraphIndex, RemovedItems]:
+def _compacted(graph: G, link_rel: npt.NDArray[np.int64], link_pas: npt.NDArray[np.int64]) -> tuple[G, RemovedItems]:
     """Rebuild from the surviving relation→passage links, dropping what became empty."""
     rel_alive = np.bincount(link_rel, minlength=graph.n_relations) > 0
     ent_alive = np.zeros(graph.n_entities, bool)
@@ -227,7 +222,7 @@ def _compacted(
     return new, removed
 
 
-def _has_links(graph: GraphIndex, rels: I32, pas: I32) -> npt.NDArray[np.bool_]:
+def _has_links(graph: GraphData, rels: I32, pas: I32) -> npt.NDArray[np.bool_]:
     owner, cols = gather_rows(graph.rel_pas, rels)
     if cols.size == 0:
         return np.zeros(rels.size, bool)

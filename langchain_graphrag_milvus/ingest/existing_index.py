@@ -18,16 +18,18 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.plan import triplet_rows
 from langchain_graphrag_milvus.ingest.records import Problem, Triplet, parse_triplets
 from langchain_graphrag_milvus.ingest.triplets import extract_texts
+from langchain_graphrag_milvus.milvus.existing import ExistingCollectionConnection
+from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
-from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id, relation_id, relation_text
+from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, relation_row, write_rows
+from langchain_graphrag_milvus.text.names import key_to_id, relation_id
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
-
-    from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
 
 __all__ = ["IndexReport", "index_passages"]
 
@@ -61,15 +63,16 @@ class IndexReport:
         )
 
 
-def _scan(store: ExistingCollectionGraphStore, batch: int) -> Iterator[list[tuple[str, str]]]:
+def _scan(passages: ExistingCollectionConnection, batch: int) -> Iterator[list[tuple[str, str]]]:
     """(passage id, text) batches of the existing collection."""
-    pk, text = store.primary_field, store.text_field
-    iterator = store.client.query_iterator(
-        collection_name=store.passage_collection,
+    layout = passages.layout
+    pk, text = layout.key_field("passages"), layout.text_field
+    iterator = passages.client.query_iterator(
+        collection_name=passages.passage_collection,
         batch_size=batch,
         filter="",
         output_fields=[pk, text],
-        timeout=store.timeout,
+        timeout=passages.timeout,
         consistency_level="Strong",
     )
     try:
@@ -79,9 +82,9 @@ def _scan(store: ExistingCollectionGraphStore, batch: int) -> Iterator[list[tupl
                 return
             ids = [str(r[pk]) for r in rows]
             # pymilvus pages with an unescaped `pk > "<last id>"`: refuse ids that would change it
-            if not store._int_pk and any('"' in i or "\\" in i for i in ids):
+            if not layout.int_pk and any('"' in i or "\\" in i for i in ids):
                 raise GraphRAGError(
-                    f"collection {store.passage_collection!r} has primary keys with quotes or backslashes, "
+                    f"collection {passages.passage_collection!r} has primary keys with quotes or backslashes, "
                     "which cannot be paged safely; re-key the collection"
                 )
             yield [(i, str(r.get(text) or "")) for i, r in zip(ids, rows)]
@@ -93,7 +96,7 @@ def _triplets_of(
     batch: list[tuple[str, str]],
     given: Mapping[str, Sequence[Sequence[str]]] | None,
     extractor: Runnable[str, Any] | None,
-    store: ExistingCollectionGraphStore,
+    ctx: IngestContext,
     report: IndexReport,
     strict: bool,
 ) -> dict[str, list[Triplet]]:
@@ -101,7 +104,7 @@ def _triplets_of(
     todo = [(pid, text) for pid, text in batch if pid not in raw and text.strip()]
     if extractor is not None and todo:
         results = extract_texts(
-            [t for _, t in todo], extractor, store.extraction_cache, max_concurrency=store.extraction_concurrency
+            [t for _, t in todo], extractor, ctx.extraction_cache, max_concurrency=ctx.extraction_concurrency
         )
         for (pid, _), (triplets, _usage, cached, error) in zip(todo, results):
             if error is not None:
@@ -122,9 +125,9 @@ def _triplets_of(
     return out
 
 
-def _unlink(store: ExistingCollectionGraphStore, planned: Mapping[str, set[str]], report: IndexReport) -> None:
+def _unlink(ctx: IngestContext, planned: Mapping[str, set[str]], report: IndexReport) -> None:
     """Remove links from passages to relations they no longer state (changed passages)."""
-    graph = store.graph
+    graph = ctx.parts.graph.current()
     keys: list[int] = []
     pids: list[str] = []
     for pid, idx in zip(planned, graph.passages.find(list(planned)).tolist()):
@@ -137,63 +140,45 @@ def _unlink(store: ExistingCollectionGraphStore, planned: Mapping[str, set[str]]
                 pids.append(pid)
     if keys:
         after, removed = graph.remove_links(relation_keys=keys, passage_ids=pids)
-        apply_graph_change(store, after, removed, keys)
+        apply_graph_change(ctx.parts, after, removed, keys)
         report.links_removed += len(keys)
 
 
-def _write(store: ExistingCollectionGraphStore, found: Mapping[str, list[Triplet]], report: IndexReport) -> None:
-    entities: dict[str, str] = {}
-    relations: dict[str, dict[str, Any]] = {}
-    for pid, triplets in found.items():
-        for s, p, o in triplets:
-            entities.setdefault(entity_id(s), s)
-            entities.setdefault(entity_id(o), o)
-            rel = relations.setdefault(
-                relation_id(s, p, o),
-                {"text": relation_text(s, p, o), "subject_id": entity_id(s), "object_id": entity_id(o),
-                 "predicate": p, "passage_ids": []},
-            )  # fmt: skip
-            if pid not in rel["passage_ids"]:
-                rel["passage_ids"].append(pid)
-    old_entities = store.fetch("entities", list(entities))
-    old_relations = store.fetch("relations", list(relations), RELATION_ROW_FIELDS)
+def _write(ctx: IngestContext, found: Mapping[str, list[Triplet]], report: IndexReport) -> None:
+    parts = ctx.parts
+    entities, relations = triplet_rows(found.items())
+    old_entities = parts.reads.fetch("entities", list(entities))
+    old_relations = parts.reads.fetch("relations", list(relations), RELATION_ROW_FIELDS)
     new_entities = {e: n for e, n in entities.items() if e not in old_entities}
     texts = list(
-        dict.fromkeys([*new_entities.values(), *(r["text"] for k, r in relations.items() if k not in old_relations)])
+        dict.fromkeys([*new_entities.values(), *(r.text for k, r in relations.items() if k not in old_relations)])
     )
-    vectors = dict(zip(texts, store.embedding.embed_documents(texts))) if texts else {}
+    vectors = dict(zip(texts, ctx.embedding.embed_documents(texts))) if texts else {}
     report.texts_embedded += len(texts)
     rows: list[dict[str, Any]] = []
     for rid, rel in relations.items():
         old = old_relations.get(rid)
         if old is None:
-            rows.append({"pk": rid, **rel, "vector": vectors[rel["text"]]})
+            rows.append({"pk": rid, **vars(rel), "vector": vectors[rel.text]})
             report.relations_added += 1
             continue
         stored = list(old.get("passage_ids") or [])
-        extra = [p for p in rel["passage_ids"] if p not in stored]
+        extra = [p for p in rel.passage_ids if p not in stored]
         if extra:
-            rows.append({**{k: old[k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": stored + extra})
+            rows.append(relation_row(old, stored + extra))
             report.relations_linked += 1
     for row in rows:
         row["passage_ids"] = row["passage_ids"][:MAX_PASSAGES_PER_RELATION]
     entity_rows = [{"pk": e, "text": n, "vector": vectors[n], "synonym_ids": []} for e, n in new_entities.items()]
-    write_rows(store, "entities", entity_rows, ())
-    write_rows(store, "relations", rows, [r["pk"] for r in rows if r["pk"] in old_relations])
+    write_rows(parts, "entities", entity_rows, ())
+    write_rows(parts, "relations", rows, [r["pk"] for r in rows if r["pk"] in old_relations])
     report.entities_added += len(new_entities)
-    store._after_ingest(
-        {
-            "relation_keys": [id_to_key(r["pk"]) for r in rows],
-            "subject_keys": [id_to_key(r["subject_id"]) for r in rows],
-            "object_keys": [id_to_key(r["object_id"]) for r in rows],
-            "passage_ids": [r["passage_ids"] for r in rows],
-        },
-        new_entities,
-    )
+    parts.graph.apply(GraphDelta.from_relation_rows(rows, new_entities=new_entities))
 
 
 def index_passages(
-    store: ExistingCollectionGraphStore,
+    ctx: IngestContext,
+    passages: ExistingCollectionConnection,
     *,
     triplets: Mapping[str, Sequence[Sequence[str]]] | None = None,
     extractor: Runnable[str, Any] | None = None,
@@ -203,7 +188,8 @@ def index_passages(
     """Build or bring up to date the entity and relation collections of an existing collection.
 
     Args:
-        store: The store over the existing collection.
+        ctx: The store's parts and settings.
+        passages: The store's connection (the existing collection and the graph's).
         triplets: Triplets by passage id (the collection's primary key, as a string);
             passages not in it go to the extractor.
         extractor: Triplet extractor (default: the store's ``extractor``); without one,
@@ -214,33 +200,34 @@ def index_passages(
     Raises:
         ValueError: Neither ``triplets`` nor an extractor was given.
     """
-    extractor = extractor if extractor is not None else store.extractor
+    extractor = extractor if extractor is not None else ctx.extractor
     if triplets is None and extractor is None:
         raise ValueError("give triplets={passage id: [[s, p, o], ...]} or an extractor (or store extractor=)")
     report = IndexReport()
-    if not store.exists():
-        store.ensure_collections(len(store.embedding.embed_query("dimension")))  # checks the model's dimension
-    store.check_open()
-    store.bump_generation()
+    graph_cache = ctx.parts.graph
+    if not passages.exists():
+        passages.ensure_collections(len(ctx.embedding.embed_query("dimension")))  # checks the model's dimension
+    passages.check_open()
+    graph_cache.bump_generation()
     seen: set[str] = set()
     bar = tqdm(desc="indexing passages", unit="passage", disable=None if show_progress else True)
     with bar:
-        for batch in _scan(store, max(store.batch_size, 64)):
-            found = _triplets_of(batch, triplets, extractor, store, report, strict)
+        for batch in _scan(passages, max(ctx.batch_size, 64)):
+            found = _triplets_of(batch, triplets, extractor, ctx, report, strict)
             planned = {pid: {relation_id(*t) for t in found.get(pid, [])} for pid, _ in batch if pid in found}
-            _unlink(store, planned, report)
-            _write(store, found, report)
+            _unlink(ctx, planned, report)
+            _write(ctx, found, report)
             seen.update(pid for pid, _ in batch)
             report.passages_seen += len(batch)
             report.passages_with_triplets += sum(1 for ts in found.values() if ts)
             bar.update(len(batch))
-    graph = store.graph
+    graph = graph_cache.current()
     vanished = [p for p in graph.passages.ids if p not in seen]
     if vanished:
         known = graph.passages.find(vanished).tolist()
         touched = sorted({int(graph.relations.keys[r]) for i in known for r in graph.pas_rel.row(i).tolist()})
         after, removed = graph.remove_passages(vanished)
-        apply_graph_change(store, after, removed, touched)
+        apply_graph_change(ctx.parts, after, removed, touched)
         report.passages_removed = len(vanished)
-    store._after_change()
+    graph_cache.persist()
     return report

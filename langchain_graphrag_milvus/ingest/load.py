@@ -22,18 +22,19 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 from tqdm.auto import tqdm
 
 from langchain_graphrag_milvus.errors import MalformedRecordError, MalformedTripletError
-from langchain_graphrag_milvus.ingest.chunk import check_partition_key, ingest_chunk
+from langchain_graphrag_milvus.ingest.chunk import ingest_chunk
+from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.records import (
     PassageRecord,
     Problem,
+    check_partition_key,
     check_passage_text,
     iter_jsonl,
     parse_triplets,
@@ -41,73 +42,18 @@ from langchain_graphrag_milvus.ingest.records import (
     record_from_mapping,
     validate_metadata,
 )
-from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
+from langchain_graphrag_milvus.ingest.report import MAX_PROBLEMS_KEPT, IngestReport
 
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.store import MilvusGraphStore
-
-__all__ = ["IngestReport", "ingest_mappings", "ingest_documents", "ingest_jsonl", "record_from_document"]
+__all__ = [
+    "IngestReport",
+    "MAX_PROBLEMS_KEPT",
+    "ingest_mappings",
+    "ingest_documents",
+    "ingest_jsonl",
+    "record_from_document",
+]
 
 CHUNK_PASSAGES = 256
-MAX_PROBLEMS_KEPT = 1000
-
-
-@dataclass
-class IngestReport:
-    """What an ingest did. ``str(report)`` gives a one-paragraph summary.
-
-    Counts are exact; ``problems`` keeps the first 1,000 skipped items with their reasons.
-    The ``extraction_*`` and token counts describe triplet extraction (0 without one).
-    """
-
-    passages_seen: int = 0
-    passages_added: int = 0
-    passages_updated: int = 0
-    passages_unchanged: int = 0
-    records_skipped: int = 0
-    triplets_seen: int = 0
-    triplets_skipped: int = 0
-    entities_added: int = 0
-    relations_added: int = 0
-    relations_linked: int = 0
-    links_dropped: int = 0
-    relations_removed: int = 0
-    entities_removed: int = 0
-    texts_embedded: int = 0
-    extraction_calls: int = 0
-    extraction_cached: int = 0
-    extraction_failures: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    seconds: float = 0.0
-    problems: list[Problem] = field(default_factory=list)
-
-    def _problem(self, problem: Problem) -> None:
-        if len(self.problems) < MAX_PROBLEMS_KEPT:
-            self.problems.append(problem)
-
-    def __str__(self) -> str:
-        text = (
-            f"{self.passages_seen} passages seen: {self.passages_added} added, "
-            f"{self.passages_updated} updated, {self.passages_unchanged} unchanged, "
-            f"{self.records_skipped} skipped; {self.triplets_seen} triplets seen, "
-            f"{self.triplets_skipped} malformed skipped; {self.entities_added} entities and "
-            f"{self.relations_added} relations added, {self.relations_linked} relations gained "
-            f"passages; {self.texts_embedded} texts embedded in {self.seconds:.1f}s"
-        )
-        if self.relations_removed or self.entities_removed:
-            text += (
-                f"; {self.relations_removed} relations and {self.entities_removed} entities that only the old "
-                "versions of updated passages stated were removed"
-            )
-        if self.extraction_calls or self.extraction_cached or self.extraction_failures:
-            text += (
-                f"; extraction: {self.extraction_calls} calls ({self.input_tokens} input, {self.output_tokens} "
-                f"output tokens), {self.extraction_cached} cached, {self.extraction_failures} failed"
-            )
-        if self.links_dropped:
-            text += f"; {self.links_dropped} passage links beyond {MAX_PASSAGES_PER_RELATION} per relation dropped"
-        return text
 
 
 def _progress(total: int | None, show: bool | None, desc: str) -> Any:
@@ -117,7 +63,7 @@ def _progress(total: int | None, show: bool | None, desc: str) -> Any:
 
 
 def _collect(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     records: Iterable[PassageRecord],
     report: IngestReport,
     *,
@@ -141,14 +87,14 @@ def _collect(
             seen_ids.add(record.id)
             chunk.append(record)
             if len(chunk) >= CHUNK_PASSAGES:
-                ingest_chunk(store, chunk, report, state, extractor=extractor, strict=strict)
+                ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict)
                 bar.update(len(chunk))
                 chunk = []
         if chunk:
-            ingest_chunk(store, chunk, report, state, extractor=extractor, strict=strict)
+            ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict)
             bar.update(len(chunk))
     if state.get("bumped"):
-        store._after_change()
+        ctx.parts.graph.persist()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -157,7 +103,7 @@ ParseFn = Callable[[Any, list[Problem]], PassageRecord]
 
 
 def _ingest(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     items: Iterable[tuple[str, Any]],
     parse: ParseFn,
     *,
@@ -175,7 +121,7 @@ def _ingest(
         for where, item in items:
             try:
                 record = parse(item, triplet_problems)
-                check_partition_key(store, record)
+                check_partition_key(ctx.partition_key_field, record)
             except MalformedTripletError:
                 raise
             except MalformedRecordError as exc:
@@ -192,34 +138,34 @@ def _ingest(
                 triplet_problems.clear()
             yield record
 
-    extractor = extractor if extractor is not None else store.extractor
+    extractor = extractor if extractor is not None else ctx.extractor
     return _collect(
-        store, records(), report, total=total, show_progress=show_progress, strict=strict, extractor=extractor
+        ctx, records(), report, total=total, show_progress=show_progress, strict=strict, extractor=extractor
     )
 
 
 def ingest_mappings(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     records: Iterable[Mapping[str, Any]],
     *,
     strict: bool = False,
     show_progress: bool | None = None,
     extractor: Runnable[str, Any] | None = None,
 ) -> IngestReport:
-    """Ingest seed- or MuSiQue-style record dicts into ``store``."""
+    """Ingest seed- or MuSiQue-style record dicts into the store of ``ctx``."""
     total = len(records) if isinstance(records, Sequence) else None
 
     def parse(item: tuple[int, Mapping[str, Any]], problems: list[Problem]) -> PassageRecord:
         return record_from_mapping(
-            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+            item[1], position=item[0], strict=strict, problems=problems, source_field=ctx.source_field
         )
 
     items = ((f"record #{i}", (i, r)) for i, r in enumerate(records))
-    return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)
+    return _ingest(ctx, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)
 
 
 def ingest_jsonl(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     path: str | os.PathLike[str],
     *,
     strict: bool = False,
@@ -234,13 +180,13 @@ def ingest_jsonl(
 
     def parse(item: tuple[int, Any], problems: list[Problem]) -> PassageRecord:
         return record_from_mapping(
-            item[1], position=item[0], strict=strict, problems=problems, source_field=_source_field(store)
+            item[1], position=item[0], strict=strict, problems=problems, source_field=ctx.source_field
         )
 
     lines = iter_jsonl(path, None if strict else line_problems)
     items = ((f"line {n}", (n, raw)) for n, raw in lines)
     _ingest(
-        store,
+        ctx,
         items,
         parse,
         total=total,
@@ -253,10 +199,6 @@ def ingest_jsonl(
     for problem in line_problems:
         report._problem(problem)
     return report
-
-
-def _source_field(store: MilvusGraphStore) -> str | None:
-    return getattr(store, "source_field", "source")
 
 
 def record_from_document(
@@ -288,7 +230,7 @@ def record_from_document(
 
 
 def ingest_documents(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     documents: Iterable[Document],
     *,
     strict: bool = False,
@@ -299,7 +241,7 @@ def ingest_documents(
     total = len(documents) if isinstance(documents, Sequence) else None
 
     def parse(doc: Document, problems: list[Problem]) -> PassageRecord:
-        return record_from_document(doc, strict=strict, problems=problems, source_field=_source_field(store))
+        return record_from_document(doc, strict=strict, problems=problems, source_field=ctx.source_field)
 
     items = ((f"document #{i}", d) for i, d in enumerate(documents))
-    return _ingest(store, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)
+    return _ingest(ctx, items, parse, total=total, strict=strict, show_progress=show_progress, extractor=extractor)

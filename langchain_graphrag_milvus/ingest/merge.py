@@ -17,16 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_graphrag_milvus.errors import MalformedRecordError
+from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
-from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, delete_rows, write_rows
+from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, delete_rows, relation_row, write_rows
 from langchain_graphrag_milvus.text.names import clean_text, entity_id, id_to_key, relation_id, relation_text
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.store import MilvusGraphStore
 
 __all__ = ["MergeReport", "merge_entities"]
 
@@ -54,14 +53,15 @@ def _name(value: Any, what: str) -> str:
 
 
 def _plan(
-    store: MilvusGraphStore, sources: dict[str, str], target: str
+    ctx: IngestContext, sources: dict[str, str], target: str
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The relations naming a source, and what they become (by new id)."""
     ids = list(sources)
     where = f"({expr.in_list('subject_id', ids)}) or ({expr.in_list('object_id', ids)})"
-    old = list(store.iterate("relations", ("subject_id", "object_id", "predicate", "passage_ids"), filter_expr=where))
+    reads = ctx.parts.reads
+    old = list(reads.iterate("relations", ("subject_id", "object_id", "predicate", "passage_ids"), filter_expr=where))
     others = {r[k] for r in old for k in ("subject_id", "object_id")} - set(ids)
-    names = {pk: str(row["text"]) for pk, row in store.fetch("entities", list(others), ("text",)).items()}
+    names = {pk: str(row["text"]) for pk, row in reads.fetch("entities", list(others), ("text",)).items()}
     names.update(dict.fromkeys(ids, target))
     new: dict[str, dict[str, Any]] = {}
     for row in old:
@@ -77,11 +77,11 @@ def _plan(
     return old, new
 
 
-def merge_entities(store: MilvusGraphStore, names: Iterable[str], into: str) -> MergeReport:
+def merge_entities(ctx: IngestContext, names: Iterable[str], into: str) -> MergeReport:
     """Merge the entities ``names`` into the entity ``into`` (created if missing).
 
     Args:
-        store: The store.
+        ctx: The store's parts and settings.
         names: Entity names to merge away (matched after normalisation, like ingestion:
             case and whitespace do not matter); unknown names are ignored.
         into: The entity that remains.
@@ -95,65 +95,57 @@ def merge_entities(store: MilvusGraphStore, names: Iterable[str], into: str) -> 
     tid = entity_id(target)
     wanted = {entity_id(n): n for n in (_name(n, "each name") for n in names) if entity_id(n) != tid}
     report = MergeReport()
-    if not wanted or not store.exists():
+    parts = ctx.parts
+    if not wanted or not parts.connection.exists():
         return report
-    store.check_open()
-    present = store.fetch("entities", [*wanted, tid], ("text",))
+    parts.connection.check_open()
+    present = parts.reads.fetch("entities", [*wanted, tid], ("text",))
     sources = {eid: name for eid, name in wanted.items() if eid in present}
     if not sources:
         return report
-    old, new = _plan(store, sources, target)
-    store.bump_generation()
+    old, new = _plan(ctx, sources, target)
+    parts.graph.bump_generation()
     if tid not in present:
-        write_rows(store, "entities", [_entity_row(store, tid, target)], ())
-    stored = store.fetch("relations", list(new), RELATION_ROW_FIELDS)
-    texts = [rel["text"] for rid, rel in new.items() if rid not in stored]
-    vectors = dict(zip(texts, store.embedding.embed_documents(texts))) if texts else {}
-    rows = []
-    for rid, rel in new.items():
-        if rid in stored:
-            links = list(stored[rid].get("passage_ids") or [])
-            rel = {**{k: stored[rid][k] for k in RELATION_ROW_FIELDS}, "passage_ids": links}
-            rel["passage_ids"] += [p for p in new[rid]["passage_ids"] if p not in links]
-            report.relations_joined += 1
-        rows.append({"pk": rid, **rel, "vector": rel.get("vector") or vectors[rel["text"]]})
-        rows[-1]["passage_ids"] = rows[-1]["passage_ids"][:MAX_PASSAGES_PER_RELATION]
-    write_rows(store, "relations", rows, stored)
-    delete_rows(store, "relations", [r["pk"] for r in old if r["pk"] not in new])
-    delete_rows(store, "entities", list(sources))
-    _update_graph(store, old, rows, sources, {tid: target})
+        write_rows(parts, "entities", [_entity_row(ctx, tid, target)], ())
+    stored = parts.reads.fetch("relations", list(new), RELATION_ROW_FIELDS)
+    rows = _rewritten_rows(ctx, new, stored, report)
+    write_rows(parts, "relations", rows, stored)
+    delete_rows(parts, "relations", [r["pk"] for r in old if r["pk"] not in new])
+    delete_rows(parts, "entities", list(sources))
+    # the old relations leave the in-memory graph, the rewritten ones join it
+    parts.graph.apply(
+        GraphDelta.from_relation_rows(
+            rows,
+            new_entities={tid: target},
+            unlinked_relation_keys=[id_to_key(r["pk"]) for r in old for _ in r["passage_ids"]],
+            unlinked_passage_ids=[pid for r in old for pid in r["passage_ids"]],
+            removed_entities=list(sources),
+        )
+    )
+    parts.graph.persist()
     report.entities_merged = len(sources)
     report.relations_rewritten = len(old)
     return report
 
 
-def _entity_row(store: MilvusGraphStore, eid: str, name: str) -> dict[str, Any]:
-    return {"pk": eid, "text": name, "vector": store.embedding.embed_documents([name])[0], "synonym_ids": []}
+def _rewritten_rows(
+    ctx: IngestContext, new: dict[str, dict[str, Any]], stored: dict[str, dict[str, Any]], report: MergeReport
+) -> list[dict[str, Any]]:
+    """Rows of the rewritten relations: new ones embedded, equal stored ones joined (links unioned)."""
+    texts = [rel["text"] for rid, rel in new.items() if rid not in stored]
+    vectors = dict(zip(texts, ctx.embedding.embed_documents(texts))) if texts else {}
+    rows = []
+    for rid, rel in new.items():
+        if rid in stored:
+            links = list(stored[rid].get("passage_ids") or [])
+            row = relation_row(stored[rid], links + [p for p in rel["passage_ids"] if p not in links])
+            report.relations_joined += 1
+        else:
+            row = {"pk": rid, **rel, "vector": vectors[rel["text"]]}
+        row["passage_ids"] = row["passage_ids"][:MAX_PASSAGES_PER_RELATION]
+        rows.append(row)
+    return rows
 
 
-def _update_graph(
-    store: MilvusGraphStore,
-    old: list[dict[str, Any]],
-    rows: list[dict[str, Any]],
-    sources: dict[str, str],
-    target: dict[str, str],
-) -> None:
-    """Drop the old relations from the in-memory graph, add the rewritten ones, save."""
-    with store._lock:
-        if store._graph is not None:
-            keys = [id_to_key(r["pk"]) for r in old for _ in r["passage_ids"]]
-            pids = [pid for r in old for pid in r["passage_ids"]]
-            after, _ = store._graph.remove_links(relation_keys=keys, passage_ids=pids)
-            store._set_graph(after, removed_entities=list(sources))
-        elif store._entity_names is not None:
-            store._entity_names = {k: v for k, v in store._entity_names.items() if k not in sources}
-    store._after_ingest(
-        {
-            "relation_keys": [id_to_key(r["pk"]) for r in rows],
-            "subject_keys": [id_to_key(r["subject_id"]) for r in rows],
-            "object_keys": [id_to_key(r["object_id"]) for r in rows],
-            "passage_ids": [r["passage_ids"] for r in rows],
-        },
-        target,
-    )
-    store._after_change()
+def _entity_row(ctx: IngestContext, eid: str, name: str) -> dict[str, Any]:
+    return {"pk": eid, "text": name, "vector": ctx.embedding.embed_documents([name])[0], "synonym_ids": []}

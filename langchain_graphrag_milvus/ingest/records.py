@@ -30,9 +30,11 @@ from langchain_graphrag_milvus.ingest.identity import (
     default_passage_id,
     resolve_source,
 )
+from langchain_graphrag_milvus.milvus.schema import PARTITION_KEY_BYTES
 from langchain_graphrag_milvus.text.names import clean_text, content_hash
 
 __all__ = [
+    "check_partition_key",
     "Triplet",
     "PassageRecord",
     "Problem",
@@ -322,3 +324,20 @@ def iter_jsonl(path: str | os.PathLike[str], problems: list[Problem] | None = No
                 problems.append(Problem(f"line {line_number}", f"invalid JSON ({exc.msg})"))
                 continue
             yield line_number, obj
+
+
+def check_partition_key(partition_key_field: str | None, record: PassageRecord) -> None:
+    """Raise if passages are partitioned by a key this record does not carry (a non-empty string).
+
+    Raises:
+        MalformedRecordError: The key is missing, not a string, empty or too long.
+    """
+    key = partition_key_field
+    if key is None:
+        return
+    value = record.metadata.get(key)
+    if not isinstance(value, str) or not value or len(value.encode("utf-8")) > PARTITION_KEY_BYTES:
+        raise MalformedRecordError(
+            f"record {record.id!r}: the partition key field {key!r} must be a non-empty string of at most "
+            f"{PARTITION_KEY_BYTES} bytes in its metadata"
+        )

@@ -30,22 +30,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.documents import Document
 
 from langchain_graphrag_milvus.errors import GraphRAGError, MalformedRecordError
+from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.identity import check_chunkable_source, check_id_list, chunk_id
-from langchain_graphrag_milvus.ingest.load import IngestReport, ingest_documents
+from langchain_graphrag_milvus.ingest.load import ingest_documents
+from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.ingest.upsert_plan import SkippedSource, plan_upsert, source_of
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.writes import apply_graph_change, delete_rows
 
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.store import MilvusGraphStore
-
-__all__ = ["DeleteReport", "UpsertReport", "delete_passages", "delete_documents", "upsert_documents", "split"]
+__all__ = [
+    "DeleteReport",
+    "UpsertReport",
+    "delete_passages",
+    "delete_documents",
+    "upsert_documents",
+    "passages_of_sources",
+    "split",
+]
 
 _SOURCE_CHUNK = 256
 
@@ -85,18 +92,18 @@ class UpsertReport:
         return f"removed: {self.deleted}. ingested: {self.ingested}.{skipped}"
 
 
-def _tenant_filter(store: MilvusGraphStore, tenant: str | None) -> str | None:
+def _tenant_filter(ctx: IngestContext, tenant: str | None) -> str | None:
     """``key == "tenant"`` (escaped), or None without a tenant; a tenant needs a partition key."""
     if tenant is None:
         return None
-    if store.partition_key_field is None:
+    if ctx.partition_key_field is None:
         raise ValueError("tenant= needs a store with partition_key_field; this store has no tenants")
     if not isinstance(tenant, str) or not tenant:
         raise TypeError(f"tenant must be a non-empty string, got {type(tenant).__name__} {tenant!r:.60}")
-    return expr.eq_filter({store.partition_key_field: tenant})
+    return expr.eq_filter({ctx.partition_key_field: tenant})
 
 
-def delete_passages(store: MilvusGraphStore, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
+def delete_passages(ctx: IngestContext, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
     """Delete passages by id, with everything only they supported.
 
     Passage ids are unique in the whole store (generated ids already include the tenant),
@@ -109,26 +116,27 @@ def delete_passages(store: MilvusGraphStore, passage_ids: Iterable[str], *, tena
         ValueError: ``tenant`` given on a store without ``partition_key_field``.
     """
     ids = check_id_list(passage_ids, "passage_ids")
-    scope = _tenant_filter(store, tenant)
+    scope = _tenant_filter(ctx, tenant)
     report = DeleteReport()
-    if not ids or not store.exists():
+    parts = ctx.parts
+    if not ids or not parts.connection.exists():
         return report
-    store.check_open()
-    present = store.fetch("passages", ids, filter_expr=scope)
+    parts.connection.check_open()
+    present = parts.reads.fetch("passages", ids, filter_expr=scope)
     if scope is not None:
         ids = [i for i in ids if i in present]
-    graph = store.graph
+    graph = parts.graph.current()
     known = [int(i) for i in graph.passages.find(ids) if i >= 0]
     if not present and not known:
         return report
-    store.bump_generation()
+    parts.graph.bump_generation()
     touched = sorted({int(graph.relations.keys[r]) for p in known for r in graph.pas_rel.row(p).tolist()})
     after, removed = graph.remove_passages(ids)
     # the passage rows go first: if anything below fails, a re-run finds the links in the
     # relations (or the rebuilt graph) and finishes the job
-    delete_rows(store, "passages", list(present))
-    apply_graph_change(store, after, removed, touched)
-    store._after_change()
+    delete_rows(parts, "passages", list(present))
+    apply_graph_change(parts, after, removed, touched)
+    parts.graph.persist()
     report.passages_deleted = len(present)
     report.relations_deleted = len(removed.relation_keys)
     report.relations_unlinked = len(touched) - len(removed.relation_keys)
@@ -136,38 +144,49 @@ def delete_passages(store: MilvusGraphStore, passage_ids: Iterable[str], *, tena
     return report
 
 
-def passages_of_sources(store: MilvusGraphStore, source_ids: Sequence[str], tenant: str | None = None) -> list[str]:
-    """Ids of the passages whose ``source_id`` is one of ``source_ids`` (in ``tenant`` if given)."""
-    scope = _tenant_filter(store, tenant)
-    if not source_ids or not store.exists():
+def passages_of_sources(
+    ctx: IngestContext, source_ids: Sequence[str], tenant: str | None = None, *, window: int = MAX_TOP_K
+) -> list[str]:
+    """Ids of the passages whose ``source_id`` is one of ``source_ids`` (in ``tenant`` if given).
+
+    Never a truncated answer: a query that fills Milvus' query window (``window`` rows,
+    :data:`~langchain_graphrag_milvus.milvus.reads.MAX_TOP_K`) may have been cut, so its
+    sources are asked again in halves; a single source with that many passages raises.
+
+    Raises:
+        GraphRAGError: One source has ``window`` passages or more.
+    """
+    scope = _tenant_filter(ctx, tenant)
+    conn = ctx.parts.connection
+    if not source_ids or not conn.exists():
         return []
-    store.check_open()
+    conn.check_open()
     found: list[str] = []
     pending = [list(source_ids[i : i + _SOURCE_CHUNK]) for i in range(0, len(source_ids), _SOURCE_CHUNK)]
     while pending:
         group = pending.pop()
-        rows = store.client.query(
-            store.collection_name("passages"),
+        rows = conn.client.query(
+            conn.collection_name("passages"),
             filter=expr.and_all(expr.in_list("source_id", group), scope),
             output_fields=["pk"],
-            limit=MAX_TOP_K,
-            timeout=store.timeout,
+            limit=window,
+            timeout=conn.timeout,
             consistency_level="Strong",
         )
-        if len(rows) < MAX_TOP_K:
+        if len(rows) < window:
             found += [str(r["pk"]) for r in rows]
         elif len(group) > 1:  # the answer may be cut at Milvus' query window: ask in halves
             pending += [group[: len(group) // 2], group[len(group) // 2 :]]
         else:
             raise GraphRAGError(
-                f"source {group[0]!r:.80} has {MAX_TOP_K} or more passages, more than one Milvus query returns; "
+                f"source {group[0]!r:.80} has {window} or more passages, more than one Milvus query returns; "
                 "delete its passages by id (delete_passages) in smaller groups"
             )
     return found
 
 
 def delete_documents(
-    store: MilvusGraphStore, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
+    ctx: IngestContext, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
 ) -> DeleteReport:
     """Delete every passage of these source documents (and what only they supported).
 
@@ -182,14 +201,14 @@ def delete_documents(
             (or both), or a store without a partition key got ``tenant``.
     """
     ids = check_id_list(source_ids, "source_ids")
-    if store.partition_key_field is not None and (tenant is None) == (not all_tenants):
+    if ctx.partition_key_field is not None and (tenant is None) == (not all_tenants):
         raise ValueError(
-            f"this store keeps sources per {store.partition_key_field!r}: pass tenant=<value> to delete one "
+            f"this store keeps sources per {ctx.partition_key_field!r}: pass tenant=<value> to delete one "
             "tenant's documents, or all_tenants=True to delete these sources in every tenant (not both)"
         )
     if all_tenants and tenant is not None:
         raise ValueError("pass tenant= or all_tenants=True, not both")
-    return delete_passages(store, passages_of_sources(store, ids, tenant), tenant=tenant)
+    return delete_passages(ctx, passages_of_sources(ctx, ids, tenant), tenant=tenant)
 
 
 def split(
@@ -230,7 +249,7 @@ def split(
 
 
 def upsert_documents(
-    store: MilvusGraphStore,
+    ctx: IngestContext,
     documents: Iterable[Document],
     *,
     splitter: Any = None,
@@ -250,17 +269,17 @@ def upsert_documents(
         raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
     docs = list(documents)
     if splitter is not None:
-        docs = split(docs, splitter, getattr(store, "source_field", "source"), store.partition_key_field)
-    plan = plan_upsert(store, docs, strict=strict)
+        docs = split(docs, splitter, ctx.source_field, ctx.partition_key_field)
+    plan = plan_upsert(ctx, docs, strict=strict)
     report = UpsertReport(sources_skipped=plan.skipped, documents_skipped=plan.documents_skipped)
     stale = [
         p
         for tenant, sources in plan.sources.items()
-        for p in passages_of_sources(store, list(sources), tenant if store.partition_key_field else None)
+        for p in passages_of_sources(ctx, list(sources), tenant if ctx.partition_key_field else None)
         if p not in plan.passage_ids
     ]
-    report.deleted = delete_passages(store, stale)
+    report.deleted = delete_passages(ctx, stale)
     report.ingested = ingest_documents(
-        store, plan.documents, strict=strict, show_progress=show_progress, extractor=extractor
+        ctx, plan.documents, strict=strict, show_progress=show_progress, extractor=extractor
     )
     return report

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.documents import Document
 
 from langchain_graphrag_milvus.errors import InvalidIdError, MalformedRecordError
-from langchain_graphrag_milvus.ingest.chunk import check_partition_key
+from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.identity import default_passage_id, resolve_source
 from langchain_graphrag_milvus.ingest.load import record_from_document
-from langchain_graphrag_milvus.ingest.records import PassageRecord
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.store import MilvusGraphStore
+from langchain_graphrag_milvus.ingest.records import PassageRecord, check_partition_key
 
 __all__ = ["SkippedSource", "UpsertPlan", "plan_upsert", "tenant_of", "source_of"]
 
@@ -56,9 +53,9 @@ class UpsertPlan:
     documents_skipped: int = 0
 
 
-def tenant_of(store: MilvusGraphStore, metadata: Any) -> str | None:
+def tenant_of(partition_key_field: str | None, metadata: Any) -> str | None:
     """The partition key value of a document's metadata (None: no key, or not a string)."""
-    key = store.partition_key_field
+    key = partition_key_field
     if key is None or not isinstance(metadata, dict):
         return None
     value = metadata.get(key)
@@ -74,37 +71,37 @@ def source_of(doc: Document, source_field: str | None) -> str:
 
 
 def _validate(
-    store: MilvusGraphStore, docs: Sequence[Document], strict: bool
+    ctx: IngestContext, docs: Sequence[Document], strict: bool
 ) -> tuple[list[tuple[Document, PassageRecord | None, SourceKey | None]], dict[SourceKey, str]]:
     """Each document with its record (None: invalid) and source key (None: unknown)."""
-    source_field = getattr(store, "source_field", "source")
+    source_field, key_field = ctx.source_field, ctx.partition_key_field
     checked: list[tuple[Document, PassageRecord | None, SourceKey | None]] = []
     bad: dict[SourceKey, str] = {}
     for doc in docs:
         try:
             record = record_from_document(doc, strict=strict, problems=[], source_field=source_field)
-            check_partition_key(store, record)
+            check_partition_key(key_field, record)
         except MalformedRecordError as exc:
             if strict:
                 raise
             try:
-                key: SourceKey | None = (tenant_of(store, doc.metadata), source_of(doc, source_field))
+                key: SourceKey | None = (tenant_of(key_field, doc.metadata), source_of(doc, source_field))
             except MalformedRecordError:
                 key = None  # no source can be named: the ingest skips and counts the document
             if key is not None:
                 bad.setdefault(key, f"document {doc.id!r:.80} is invalid: {exc}")
             checked.append((doc, None, key))
             continue
-        checked.append((doc, record, (tenant_of(store, record.metadata), record.source_id)))
+        checked.append((doc, record, (tenant_of(key_field, record.metadata), record.source_id)))
     return checked, bad
 
 
-def _foreign_ids(store: MilvusGraphStore, records: Sequence[PassageRecord]) -> dict[str, str]:
+def _foreign_ids(ctx: IngestContext, records: Sequence[PassageRecord]) -> dict[str, str]:
     """Ids of these records that another tenant's stored passage holds, with the message."""
-    key = store.partition_key_field
-    if key is None or not records or not store.exists():
+    key = ctx.partition_key_field
+    if key is None or not records or not ctx.parts.connection.exists():
         return {}
-    stored = store.fetch("passages", [r.id for r in records], (key,))
+    stored = ctx.parts.reads.fetch("passages", [r.id for r in records], (key,))
     found = {}
     for record in records:
         old = stored.get(record.id)
@@ -117,16 +114,16 @@ def _foreign_ids(store: MilvusGraphStore, records: Sequence[PassageRecord]) -> d
     return found
 
 
-def plan_upsert(store: MilvusGraphStore, docs: Sequence[Document], *, strict: bool) -> UpsertPlan:
+def plan_upsert(ctx: IngestContext, docs: Sequence[Document], *, strict: bool) -> UpsertPlan:
     """Validate every document of an upsert before anything is deleted.
 
     Raises:
         MalformedRecordError: With ``strict``, the first invalid document (an
             ``InvalidIdError`` for an id another tenant owns); nothing was changed.
     """
-    checked, bad = _validate(store, docs, strict)
+    checked, bad = _validate(ctx, docs, strict)
     records = [r for _, r, _ in checked if r is not None]
-    foreign = _foreign_ids(store, records)
+    foreign = _foreign_ids(ctx, records)
     for doc, record, key in checked:
         if record is not None and key is not None and record.id in foreign:
             if strict:

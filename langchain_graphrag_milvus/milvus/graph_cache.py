@@ -1,80 +1,148 @@
 """The store's graph index: built from Milvus, updated in place, persisted with a fingerprint.
 
-A mixin of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`.
+:class:`GraphCache` holds the in-memory :class:`~langchain_graphrag_milvus.graph.GraphIndex`
+of one store, with what derives from it: entity names, tenant views and a cached entity
+linker. Writers change it only through its API: :meth:`GraphCache.apply` folds a typed
+:class:`GraphDelta` in, :meth:`GraphCache.replace` swaps in a graph computed by a removal,
+:meth:`GraphCache.persist` ends a write (generation bump, save under ``graph_path``).
+The linker's type is not known here: the store passes a factory (names → linker).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
 from langchain_graphrag_milvus.errors import CorruptIndexError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView, persist
-from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker
+from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
-if TYPE_CHECKING:
-    from pymilvus import MilvusClient
-
-__all__ = ["GraphState"]
+__all__ = ["GraphCache", "GraphDelta"]
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
-_VIEW_CHUNK = 2048
-_GENERATION_KEY = "graphrag.generation"
+LinkerT = TypeVar("LinkerT")
+_MAX_VIEWS = 64
 
 
-class GraphState:
-    """Graph index, tenant views, entity names and linker (mixed into the store)."""
+@dataclass(frozen=True)
+class GraphDelta:
+    """A change already written to Milvus, to fold into the in-memory graph.
 
-    collection_prefix: str
-    timeout: float | None
-    graph_path: Path | None
-    on_stale: Literal["rebuild", "error"]
-    refresh_interval: float | None
-    _checked_at: float
-    _seen_generation: int | None
-    _lock: threading.RLock
-    _graph: GraphIndex | None
-    _entity_names: dict[str, str] | None
-    _linker: tuple[dict[str, str], EntityLinker] | None
-    _views: dict[str, tuple[GraphIndex, GraphView]]
+    Applied in this order: links removed (``unlinked_*``, pairwise), then relations added
+    or linked (the ``relation_keys``... sequences, aligned), then entity names forgotten
+    (``removed_entities``) and learnt (``new_entities``).
+    """
 
-    if TYPE_CHECKING:  # provided by the store and MilvusReads
+    relation_keys: Sequence[int] = ()
+    subject_keys: Sequence[int] = ()
+    object_keys: Sequence[int] = ()
+    passage_ids: Sequence[Sequence[str]] = ()
+    synonym_pairs: tuple[Sequence[int], Sequence[int]] | None = None
+    new_entities: Mapping[str, str] = field(default_factory=dict)
+    unlinked_relation_keys: Sequence[int] = ()
+    unlinked_passage_ids: Sequence[str] = ()
+    removed_entities: Sequence[str] = ()
 
-        @property
-        def client(self) -> MilvusClient:  # noqa: D102
-            ...
+    @classmethod
+    def from_relation_rows(
+        cls,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        new_entities: Mapping[str, str] | None = None,
+        synonyms: Mapping[str, Sequence[str]] | None = None,
+        **removals: Any,
+    ) -> GraphDelta:
+        """The delta of relation rows just written (``pk``, ``subject_id``, ``object_id``, ``passage_ids``).
 
-        def collection_name(self, kind: Kind) -> str:  # noqa: D102
-            ...
-
-        def check_open(self) -> int:  # noqa: D102
-            ...
-
-        def counts(self) -> dict[str, int]:  # noqa: D102
-            ...
-
-        def iterate(  # noqa: D102
-            self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096, *, filter_expr: str | None = None
-        ) -> Iterator[dict[str, Any]]: ...
-
-    # ------------------------------------------------------------------ graph
-    @property
-    def graph(self) -> GraphIndex:
-        """The graph index, built from the relation collection on first use.
-
-        With ``refresh_interval`` set, at most that often it checks whether another
-        writer changed the data (see :meth:`refresh`) and reloads it if so.
+        Args:
+            rows: The relation rows as written.
+            new_entities: Entity id → name of the entities created.
+            synonyms: Entity id → the entity ids it was linked to as synonyms.
+            **removals: ``unlinked_relation_keys``, ``unlinked_passage_ids``, ``removed_entities``.
         """
+        pairs = None
+        if synonyms is not None:
+            pairs = (
+                [id_to_key(a) for a, others in synonyms.items() for _ in others],
+                [id_to_key(b) for others in synonyms.values() for b in others],
+            )
+        return cls(
+            relation_keys=[id_to_key(r["pk"]) for r in rows],
+            subject_keys=[id_to_key(r["subject_id"]) for r in rows],
+            object_keys=[id_to_key(r["object_id"]) for r in rows],
+            passage_ids=[r["passage_ids"] for r in rows],
+            synonym_pairs=pairs,
+            new_entities=dict(new_entities or {}),
+            **removals,
+        )
+
+
+class GraphCache(Generic[LinkerT]):
+    """Graph index, entity names, tenant views and entity linker of one store.
+
+    Args:
+        connection: The store's connection (generation counter, lock).
+        reads: The store's reads (relation and entity scans, counts, passage matching).
+        linker_factory: Makes an entity linker from entity names; the cache keeps what it
+            returns (one for all names, one per tenant view).
+        graph_path: Where the index is saved after every change and loaded from on open.
+        on_stale: ``"rebuild"`` or ``"error"`` when the saved index does not match Milvus.
+        refresh_interval: Seconds between checks for other writers' changes (``None``: never).
+
+    Raises:
+        ValueError: ``on_stale`` or ``refresh_interval`` is invalid.
+    """
+
+    def __init__(
+        self,
+        connection: MilvusConnection,
+        reads: MilvusReads,
+        linker_factory: Callable[[Iterable[str]], LinkerT],
+        *,
+        graph_path: str | os.PathLike[str] | None = None,
+        on_stale: Literal["rebuild", "error"] = "rebuild",
+        refresh_interval: float | None = 1.0,
+    ) -> None:
+        if on_stale not in ("rebuild", "error"):
+            raise ValueError("on_stale must be 'rebuild' or 'error'")
+        if refresh_interval is not None and (
+            isinstance(refresh_interval, bool) or not isinstance(refresh_interval, (int, float)) or refresh_interval < 0
+        ):
+            raise ValueError(f"refresh_interval must be a number of seconds >= 0 or None, got {refresh_interval!r}")
+        self.connection = connection
+        self.reads = reads
+        self.linker_factory = linker_factory
+        self.graph_path = Path(graph_path) if graph_path is not None else None
+        self.on_stale = on_stale
+        self.refresh_interval = None if refresh_interval is None else float(refresh_interval)
+        #: How log messages name the store.
+        self.label = "graph cache"
+        self._lock = connection.lock
+        self._checked_at = time.monotonic()
+        self._seen_generation: int | None = None
+        self._graph: GraphIndex | None = None
+        self._entity_names: dict[str, str] | None = None
+        self._linker: tuple[dict[str, str], LinkerT] | None = None
+        self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
+
+    # ------------------------------------------------------------------ the graph
+    @property
+    def loaded(self) -> GraphIndex | None:
+        """The graph in memory, or None if it was not built yet (nothing is read)."""
+        return self._graph
+
+    def current(self) -> GraphIndex:
+        """The graph, built on first use; reloaded first if a refresh check is due and finds changes."""
         graph = self._graph
         if graph is None:
             with self._lock:
@@ -83,7 +151,7 @@ class GraphState:
                 graph = self._graph
         elif self.refresh_interval is not None and time.monotonic() - self._checked_at >= self.refresh_interval:
             self.refresh()
-            graph = self._graph or self.graph
+            graph = self._graph or self.current()
         return graph
 
     def refresh(self) -> bool:
@@ -101,27 +169,35 @@ class GraphState:
         with self._lock:
             self._checked_at = time.monotonic()
             try:
-                generation = self.generation()
+                generation = self.connection.generation()
             except Exception as exc:  # keep serving; the next check retries
-                logger.warning("cannot check %r for changes (%s); keeping the current graph", self, exc)
+                logger.warning("cannot check %s for changes (%s); keeping the current graph", self.label, exc)
                 return False
             if self._graph is not None and generation == self._seen_generation:
                 return False
             seen = self._seen_generation
-            logger.info("%r: the data changed (generation %s → %s); reloading the graph", self, seen, generation)
+            logger.info("%s: the data changed (generation %s → %s); reloading the graph", self.label, seen, generation)
             self._entity_names = None
             self._linker = None
             self._views.clear()
             self._graph = self._build_graph()
             return True
 
-    def rebuild_graph(self) -> GraphIndex:
-        """Rebuild the graph index from Milvus alone (ignoring a saved one) and return it."""
+    def rebuild(self) -> GraphIndex:
+        """Rebuild the graph from Milvus alone (ignoring a saved one) and return it."""
         with self._lock:
             self._graph = self._read_graph()
             self._views.clear()
             self._linker = None
             return self._graph
+
+    def forget(self) -> None:
+        """Forget the graph and everything derived from it (the collections were dropped)."""
+        with self._lock:
+            self._graph = None
+            self._entity_names = None
+            self._linker = None
+            self._views.clear()
 
     def _build_graph(self) -> GraphIndex:
         path = self.graph_path
@@ -131,7 +207,7 @@ class GraphState:
             saved = persist.read_manifest(path).get("fingerprint")
             current = self.fingerprint()
             if saved == current:
-                graph = persist.load(path)
+                graph = GraphIndex.load(path)
                 self._seen_generation = int(current["generation"])
                 return graph
             problem, error = f"was built from {saved} but Milvus now holds {current}", StaleIndexError
@@ -147,13 +223,13 @@ class GraphState:
 
     def _read_graph(self) -> GraphIndex:
         # the generation is read *before* the rows: a change made meanwhile makes the result stale
-        generation = self.generation()
+        generation = self.connection.generation()
         fingerprint = None
         if self.graph_path is not None:
-            fingerprint = {"prefix": self.collection_prefix, "generation": generation, **self.counts()}
+            fingerprint = {"prefix": self.connection.collection_prefix, "generation": generation, **self.reads.counts()}
         self._seen_generation = generation
         rkeys, skeys, okeys, pids = [], [], [], []
-        for row in self.iterate("relations", ("subject_id", "object_id", "passage_ids")):
+        for row in self.reads.iterate("relations", ("subject_id", "object_id", "passage_ids")):
             rkeys.append(id_to_key(row["pk"]))
             skeys.append(id_to_key(row["subject_id"]))
             okeys.append(id_to_key(row["object_id"]))
@@ -161,7 +237,7 @@ class GraphState:
         names: dict[str, str] = {}
         syn_a: list[int] = []
         syn_b: list[int] = []
-        for row in self.iterate("entities", ("text", "synonym_ids")):
+        for row in self.reads.iterate("entities", ("text", "synonym_ids")):
             names[str(row["pk"])] = str(row["text"])
             for other in row.get("synonym_ids") or []:
                 syn_a.append(id_to_key(row["pk"]))
@@ -186,41 +262,59 @@ class GraphState:
         except OSError as exc:
             logger.warning("cannot save the graph index to graph_path=%r (%s)", str(self.graph_path), exc)
 
-    def generation(self) -> int:
-        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
-        self.check_open()
-        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
-        return int(props.get(_GENERATION_KEY, 0))
-
+    # ------------------------------------------------------------------ generations
     def bump_generation(self) -> int:
         """Mark the data as changing (before any write that alters the graph, and after it).
 
-        Other stores on the same data notice the new value (:meth:`refresh`). This store's
-        own graph stays current (its writes update it in place), so if it had seen the
-        previous value it counts the new one as seen.
+        Other stores on the same data notice the new value (:meth:`refresh`). This cache
+        stays current (writes update it in place), so if it had seen the previous value it
+        counts the new one as seen.
         """
-        current = self.generation()
+        current = self.connection.generation()
         value = current + 1
-        self.client.alter_collection_properties(
-            self.collection_name("relations"), properties={_GENERATION_KEY: str(value)}, timeout=self.timeout
-        )
+        self.connection.set_generation(value)
         if self._seen_generation == current:
             self._seen_generation = value
         return value
 
     def fingerprint(self) -> dict[str, Any]:
         """What a saved graph index must match: generation and row counts."""
-        return {"prefix": self.collection_prefix, "generation": self.generation(), **self.counts()}
+        prefix = self.connection.collection_prefix
+        return {"prefix": prefix, "generation": self.connection.generation(), **self.reads.counts()}
 
-    def _set_graph(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
+    # ------------------------------------------------------------------ changes
+    def apply(self, delta: GraphDelta) -> None:
+        """Fold a change already written to Milvus into the graph and the name cache (no rebuild)."""
+        with self._lock:
+            graph = self._graph
+            if graph is not None:
+                if len(delta.unlinked_relation_keys):
+                    keys, pids = delta.unlinked_relation_keys, delta.unlinked_passage_ids
+                    graph, _ = graph.remove_links(relation_keys=keys, passage_ids=pids)
+                self._graph = graph.add_relations(
+                    relation_keys=delta.relation_keys,
+                    subject_keys=delta.subject_keys,
+                    object_keys=delta.object_keys,
+                    passage_ids=delta.passage_ids,
+                    synonym_pairs=delta.synonym_pairs,
+                )
+            self._forget_entities(delta.removed_entities)
+            if self._entity_names is not None and delta.new_entities:
+                self._entity_names = {**self._entity_names, **delta.new_entities}
+
+    def replace(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
+        """Swap in a graph computed by a removal (``GraphIndex.remove_*``); forget removed entities' names."""
         with self._lock:
             self._graph = graph
-            if self._entity_names is not None and removed_entities:
-                gone = set(removed_entities)
-                self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
+            self._forget_entities(removed_entities)
 
-    def _after_change(self) -> None:
-        """End a write: bump the generation again, persist the updated index if a path is set.
+    def _forget_entities(self, removed: Sequence[str]) -> None:
+        if self._entity_names is not None and removed:
+            gone = set(removed)
+            self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
+
+    def persist(self) -> None:
+        """End a write: bump the generation again, save the updated index if a path is set.
 
         The second bump tells readers that refreshed while the write was under way (after
         the first bump) to refresh once more.
@@ -230,81 +324,54 @@ class GraphState:
             if self.graph_path is not None and self._graph is not None:
                 self._save(self._graph, self.fingerprint())
 
+    # ------------------------------------------------------------------ derived
     def entity_names(self) -> dict[str, str]:
-        """Entity id → display name for every entity (cached; used by the offline linker)."""
+        """Entity id → display name for every entity (cached)."""
         names = self._entity_names
         if names is None:
             with self._lock:
                 if self._entity_names is None:
-                    self._entity_names = {r["pk"]: r["text"] for r in self.iterate("entities", ("text",))}
+                    self._entity_names = {r["pk"]: r["text"] for r in self.reads.iterate("entities", ("text",))}
                 names = self._entity_names
         return names
 
-    def graph_view(self, filter_expr: str, graph: GraphIndex | None = None) -> GraphView:
-        """The part of the graph whose passages match ``filter_expr`` (cached per graph state).
+    def view(self, filter_expr: str, graph: GraphIndex | None = None) -> tuple[GraphIndex, GraphView]:
+        """The graph and its part whose passages match ``filter_expr`` (cached per filter and graph state).
 
         Reads the ids of all matching passages once per filter and graph state (with
         ``"Strong"`` consistency); later calls with the same filter are free until the
         next ingest changes the graph. ``graph``: the index to take the view of (default:
         the current one).
         """
-        return self._graph_and_view(filter_expr, graph)[1]
-
-    def _graph_and_view(self, filter_expr: str, graph: GraphIndex | None = None) -> tuple[GraphIndex, GraphView]:
-        graph = self.graph if graph is None else graph
+        graph = self.current() if graph is None else graph
         cached = self._views.get(filter_expr)
         if cached is not None and cached[0] is graph:
             return cached
-        # Ask Milvus which of the graph's passages pass the filter, in chunks of known ids:
-        # pymilvus' query_iterator pages with an unescaped `pk > "<last id>"`, which breaks
-        # on passage ids containing quotes, so it is not used for user-chosen ids.
-        ids = graph.passages.ids
-        matched: list[str] = []
-        for i in range(0, len(ids), _VIEW_CHUNK):
-            chunk = ids[i : i + _VIEW_CHUNK]
-            rows = self.client.query(
-                self.collection_name("passages"),
-                filter=expr.and_all(expr.in_list("pk", chunk), filter_expr),
-                output_fields=["pk"],
-                limit=len(chunk),
-                timeout=self.timeout,
-                consistency_level="Strong",
-            )
-            matched += [str(r["pk"]) for r in rows]
-        found = graph.passages.find(matched)
+        found = graph.passages.find(self.reads.matching_passages(graph.passages.ids, filter_expr))
         view = graph.view(found[found >= 0])
         with self._lock:
-            if len(self._views) >= 64:
+            if len(self._views) >= _MAX_VIEWS:
                 self._views.pop(next(iter(self._views)))
             self._views[filter_expr] = (graph, view)
         return graph, view
 
-    def entity_linker(self, filter_expr: str | None = None) -> EntityLinker:
-        """An :class:`~langchain_graphrag_milvus.retrieval.query_entities.EntityLinker` over the entity names (cached).
+    def linker(self, filter_expr: str | None = None) -> LinkerT:
+        """The linker over all entity names, or over those inside a filter's :meth:`view` (cached).
 
-        With ``filter_expr``, over the names of the entities in that filter's
-        :meth:`graph_view` only: a tenant's queries never link (or learn of) a name that
-        exists only outside its view. Cached on the view.
+        With ``filter_expr``, a tenant's queries never link (or learn of) a name that exists
+        only outside its view; that linker is cached on the view.
         """
         names = self.entity_names()
         if filter_expr is not None:
-            graph, view = self._graph_and_view(filter_expr)
-            linker: EntityLinker | None = view.cache.get("linker")
+            graph, view = self.view(filter_expr)
+            linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
                 keys = graph.entities.keys[view.entities].tolist()
                 inside = (names.get(key_to_id(k)) for k in keys)
-                linker = EntityLinker((n for n in inside if n), require_capital=True)
+                linker = self.linker_factory(n for n in inside if n)
                 view.cache.update(linker=linker, linker_names=names)
             return linker
         cached = self._linker
         if cached is None or cached[0] is not names:
-            cached = self._linker = (names, EntityLinker(names.values(), require_capital=True))
+            cached = self._linker = (names, self.linker_factory(names.values()))
         return cached[1]
-
-    def _after_ingest(self, graph_delta: dict[str, Any], new_entities: Mapping[str, str]) -> None:
-        """Fold an ingest chunk into the in-memory graph and name cache (no rebuild)."""
-        with self._lock:
-            if self._graph is not None:
-                self._graph = self._graph.add_relations(**graph_delta)
-            if self._entity_names is not None and new_entities:
-                self._entity_names = {**self._entity_names, **new_entities}

@@ -13,12 +13,22 @@ clients of a Lite store therefore do not send keepalive pings (the server is in-
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
 from typing import Any
 
 from langchain_graphrag_milvus.errors import LitePathError
 
-__all__ = ["LITE_GRPC_OPTIONS", "check_lite_parent", "lite_connection_args"]
+__all__ = [
+    "LITE_GRPC_OPTIONS",
+    "check_lite_parent",
+    "lite_connection_args",
+    "is_lite",
+    "acquire_lite",
+    "release_lite",
+    "lite_filter",
+]
 
 #: gRPC channel options of a Lite client: no keepalive pings (gRPC's "disabled" value).
 LITE_GRPC_OPTIONS: dict[str, Any] = {
@@ -48,3 +58,48 @@ def lite_connection_args(args: dict[str, Any]) -> dict[str, Any]:
     out["uri"] = str(check_lite_parent(str(args["uri"])))
     out["grpc_options"] = {**LITE_GRPC_OPTIONS, **dict(args.get("grpc_options") or {})}
     return out
+
+
+_LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
+
+
+class _LiteNoiseFilter(logging.Filter):
+    """Drops two harmless messages Milvus Lite 3.x triggers on every ``query_iterator``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(message.startswith(noise) for noise in _LITE_NOISE)
+
+
+lite_filter = _LiteNoiseFilter()
+
+
+def is_lite(uri: str) -> bool:
+    """True for a Milvus Lite URI (a local path ending in ``.db``)."""
+    return str(uri).endswith(".db")
+
+
+# Milvus Lite runs one embedded server per data directory and process; stores share it.
+_lite_users: dict[str, int] = {}
+_lite_lock = threading.Lock()
+
+
+def acquire_lite(path: str) -> None:
+    """Count one more store using Milvus Lite's embedded server for ``path``."""
+    with _lite_lock:
+        _lite_users[path] = _lite_users.get(path, 0) + 1
+
+
+def release_lite(path: str) -> None:
+    """Count one store fewer; stop the embedded server when none is left."""
+    with _lite_lock:
+        users = _lite_users.get(path, 0) - 1
+        if users > 0:
+            _lite_users[path] = users
+            return
+        _lite_users.pop(path, None)
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:  # pragma: no cover - milvus-lite is a dependency
+        return
+    server_manager_instance.release_server(path)

@@ -1,14 +1,16 @@
 """Reading Milvus for the store: batched searches, fetches by id, iteration, counts.
 
-A mixin of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`; the sync and async
-variants share the request building and the result parsing.
+:class:`MilvusReads` reads through a :class:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection`;
+the sync and async variants share the request building and the result parsing. A
+:class:`RowLayout` says how rows are stored (field names, key type): this package's
+schema by default; an existing collection's passages have their own
+(:mod:`langchain_graphrag_milvus.milvus.existing`), and every read of them (searches,
+fetches, the tenant view's passage matching) goes through it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,13 +21,12 @@ from langchain_graphrag_milvus.milvus.filters import filter_errors
 from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
 
 if TYPE_CHECKING:
-    from pymilvus import AsyncMilvusClient, MilvusClient
+    from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 
-__all__ = ["Hit", "MilvusReads", "MAX_TOP_K", "is_lite", "acquire_lite", "release_lite", "lite_filter"]
+__all__ = ["Hit", "MilvusReads", "RowLayout", "MAX_TOP_K"]
 
 _FETCH_CHUNK = 512
 _VIEW_CHUNK = 2048
-_GENERATION_KEY = "graphrag.generation"
 #: Milvus' largest top-k (and query window).
 MAX_TOP_K = 16_384
 #: What ``fetch(kind, ids, None)`` returns: every stored field but the vector.
@@ -34,49 +35,6 @@ _ALL_FIELDS: dict[str, tuple[str, ...]] = {
     "relations": ("text", "subject_id", "object_id", "predicate", "passage_ids"),
     "passages": ("text", "source_id", "$meta"),
 }
-_LITE_NOISE = ("failed to get mvccTs from milvus server", "Exception calling application: Method not implemented")
-
-
-class _LiteNoiseFilter(logging.Filter):
-    """Drops two harmless messages Milvus Lite 3.x triggers on every ``query_iterator``."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not any(message.startswith(noise) for noise in _LITE_NOISE)
-
-
-lite_filter = _LiteNoiseFilter()
-
-
-def is_lite(uri: str) -> bool:
-    """True for a Milvus Lite URI (a local path ending in ``.db``)."""
-    return str(uri).endswith(".db")
-
-
-# Milvus Lite runs one embedded server per data directory and process; stores share it.
-_lite_users: dict[str, int] = {}
-_lite_lock = threading.Lock()
-
-
-def acquire_lite(path: str) -> None:
-    """Count one more store using Milvus Lite's embedded server for ``path``."""
-    with _lite_lock:
-        _lite_users[path] = _lite_users.get(path, 0) + 1
-
-
-def release_lite(path: str) -> None:
-    """Count one store fewer; stop the embedded server when none is left."""
-    with _lite_lock:
-        users = _lite_users.get(path, 0) - 1
-        if users > 0:
-            _lite_users[path] = users
-            return
-        _lite_users.pop(path, None)
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:  # pragma: no cover - milvus-lite is a dependency
-        return
-    server_manager_instance.release_server(path)
 
 
 @dataclass(frozen=True)
@@ -99,34 +57,87 @@ def _parse_hits(result: Any) -> list[list[Hit]]:
     ]
 
 
+class RowLayout:
+    """How rows are stored: this package's schema (``pk``, ``text``, ``vector``; passage metadata dynamic).
+
+    The key codec of the reads: which field is the key, how a list of ids becomes a
+    filter, which fields a request names and how a returned row looks. A subclass maps
+    another schema (see :class:`~langchain_graphrag_milvus.milvus.existing.ExistingPassageLayout`).
+
+    Args:
+        partition_key_field: The passages' partition key field (user metadata held in a
+            real field, returned with ``"$meta"``).
+    """
+
+    #: Ids per query of a fetch.
+    fetch_chunk = _FETCH_CHUNK
+    #: Ids per query when matching the graph's passages against a filter.
+    view_chunk = _VIEW_CHUNK
+
+    def __init__(self, partition_key_field: str | None = None) -> None:
+        self.partition_key_field = partition_key_field
+
+    def key_field(self, kind: Kind) -> str:
+        """The primary key field of ``kind``."""
+        return "pk"
+
+    def unique_ids(self, kind: Kind, ids: Iterable[str]) -> list[str]:
+        """The ids once each, in order."""
+        return list(dict.fromkeys(ids))
+
+    def pk_filter(self, kind: Kind, ids: Sequence[str]) -> str:
+        """``<key> in [...]`` for these ids (escaped by :mod:`.expr`)."""
+        return expr.in_list(self.key_field(kind), ids)
+
+    def fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
+        """The stored fields to request for ``fields`` (``None``: all but the vector; a string: that one)."""
+        out = list(_ALL_FIELDS[kind]) if fields is None else [fields] if isinstance(fields, str) else list(fields)
+        if kind == "passages" and self.partition_key_field and "$meta" in out:
+            out.append(self.partition_key_field)  # user metadata held in a real field
+        return out
+
+    def search_fields(self, kind: Kind, fields: Sequence[str]) -> list[str]:
+        """The ``output_fields`` of a search."""
+        return self.fields(kind, fields) or ["pk"]
+
+    def fetch_fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
+        """The ``output_fields`` of a fetch (the key first)."""
+        return list(dict.fromkeys(["pk", *self.fields(kind, fields)]))
+
+    def adapt_search(self, kind: Kind, request: dict[str, Any]) -> dict[str, Any]:
+        """Adjust a search request to the schema (vector field, metric)."""
+        return request
+
+    def hits(self, kind: Kind, hits: list[list[Hit]]) -> list[list[Hit]]:
+        """Search hits as this package's rows (``pk``, ``text``, similarity scores)."""
+        return hits
+
+    def row(self, kind: Kind, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """A fetched row as this package's row (with ``pk`` as a string)."""
+        return dict(raw)
+
+    def key(self, kind: Kind, raw: Mapping[str, Any]) -> str:
+        """The id of a fetched row."""
+        return str(raw[self.key_field(kind)])
+
+
 class MilvusReads:
-    """Search, fetch, iterate and count (mixed into the store)."""
+    """Search, fetch, iterate and count the store's collections.
 
-    collection_prefix: str
-    uri: str
-    timeout: float | None
-    consistency_level: str
-    partition_key_field: str | None
-    search_params: dict[str, Any]
-    _strong_reads: set[Kind]
-    _dim: int | None
+    Args:
+        connection: The store's connection (clients, collection names, consistency).
+        search_params: Search parameters (metric and index parameters).
+        layout: How rows are stored (default: this package's schema).
+    """
 
-    if TYPE_CHECKING:  # provided by the store
+    def __init__(
+        self, connection: MilvusConnection, search_params: Mapping[str, Any], layout: RowLayout | None = None
+    ) -> None:
+        self.connection = connection
+        self.search_params = dict(search_params)
+        self.layout = layout if layout is not None else RowLayout(connection.partition_key_field)
 
-        @property
-        def client(self) -> MilvusClient:  # noqa: D102
-            ...
-
-        async def aclient(self) -> AsyncMilvusClient:  # noqa: D102
-            ...
-
-        def collection_name(self, kind: Kind) -> str:  # noqa: D102
-            ...
-
-        def check_open(self) -> int:  # noqa: D102
-            ...
-
-    # ------------------------------------------------------------------ reads
+    # ------------------------------------------------------------------ searches
     def _search_request(
         self,
         kind: Kind,
@@ -135,17 +146,18 @@ class MilvusReads:
         filter_expr: str | None,
         output_fields: Sequence[str],
     ) -> dict[str, Any]:
-        return {
-            "collection_name": self.collection_name(kind),
+        request = {
+            "collection_name": self.connection.collection_name(kind),
             "data": [list(map(float, v)) for v in vectors],
             "anns_field": "vector",
             "limit": min(int(limit), MAX_TOP_K),
             "filter": filter_expr or "",
-            "output_fields": self._output_fields(kind, output_fields) or ["pk"],
+            "output_fields": self.layout.search_fields(kind, output_fields),
             "search_params": self.search_params,
-            "timeout": self.timeout,
-            "consistency_level": self._consistency(kind),
+            "timeout": self.connection.timeout,
+            "consistency_level": self.connection.consistency(kind),
         }
+        return self.layout.adapt_search(kind, request)
 
     def search(
         self,
@@ -159,10 +171,11 @@ class MilvusReads:
         """Top-``limit`` hits for each vector (one batched Milvus search)."""
         if not vectors or limit < 1:
             return [[] for _ in vectors]
-        self._check_dim(self.check_open(), vectors)
+        self._check_dim(self.connection.check_open(), vectors)
         request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
         with filter_errors(filter_expr):
-            return _parse_hits(self.client.search(**request))
+            hits = _parse_hits(self.connection.client.search(**request))
+        return self.layout.hits(kind, hits)
 
     async def asearch(
         self,
@@ -176,49 +189,47 @@ class MilvusReads:
         """Async :meth:`search`."""
         if not vectors or limit < 1:
             return [[] for _ in vectors]
-        await self._acheck_open()
-        self._check_dim(self.check_open(), vectors)
-        client = await self.aclient()
+        await self.connection.acheck_open()
+        self._check_dim(self.connection.check_open(), vectors)
+        client = await self.connection.aclient()
+        request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
         with filter_errors(filter_expr):
-            return _parse_hits(
-                await client.search(**self._search_request(kind, vectors, limit, filter_expr, output_fields))
-            )
-
-    def _consistency(self, kind: Kind) -> str:
-        # after a delete, read that collection strongly until this process writes to it again
-        return "Strong" if kind in self._strong_reads else self.consistency_level
-
-    def _output_fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
-        # None: every stored field but the vector; a lone string: that one field
-        out = list(_ALL_FIELDS[kind]) if fields is None else [fields] if isinstance(fields, str) else list(fields)
-        if kind == "passages" and self.partition_key_field and "$meta" in out:
-            out.append(self.partition_key_field)  # user metadata held in a real field
-        return out
+            hits = _parse_hits(await client.search(**request))
+        return self.layout.hits(kind, hits)
 
     def _check_dim(self, dim: int, vectors: Sequence[Sequence[float]]) -> None:
         if len(vectors[0]) != dim:
             raise EmbeddingDimensionError(
                 f"the embedding model gives {len(vectors[0])}-dimensional vectors but the collections under "
-                f"{self.collection_prefix!r} at {self.uri!r} store {dim}; use the model the data was ingested with"
+                f"{self.connection.collection_prefix!r} at {self.connection.uri!r} store {dim}; use the model the "
+                "data was ingested with"
             )
 
+    # ------------------------------------------------------------------ fetches
     def _fetch_requests(
-        self, kind: Kind, ids: Iterable[str], output_fields: Sequence[str] | None, filter_expr: str | None
+        self, kind: Kind, unique: Sequence[str], output_fields: Sequence[str] | None, filter_expr: str | None
     ) -> list[dict[str, Any]]:
-        if isinstance(ids, str):
-            raise TypeError(f"ids must be a list of ids, not the string {ids!r}")
-        unique = list(dict.fromkeys(ids))
+        step = self.layout.fetch_chunk
         return [
             {
-                "collection_name": self.collection_name(kind),
-                "filter": expr.and_all(expr.in_list("pk", unique[i : i + _FETCH_CHUNK]), filter_expr),
-                "output_fields": list(dict.fromkeys(["pk", *self._output_fields(kind, output_fields)])),
-                "limit": len(unique[i : i + _FETCH_CHUNK]),
-                "timeout": self.timeout,
-                "consistency_level": self._consistency(kind),
+                "collection_name": self.connection.collection_name(kind),
+                "filter": expr.and_all(self.layout.pk_filter(kind, unique[i : i + step]), filter_expr),
+                "output_fields": self.layout.fetch_fields(kind, output_fields),
+                "limit": len(unique[i : i + step]),
+                "timeout": self.connection.timeout,
+                "consistency_level": self.connection.consistency(kind),
             }
-            for i in range(0, len(unique), _FETCH_CHUNK)
+            for i in range(0, len(unique), step)
         ]
+
+    def _unique(self, kind: Kind, ids: Iterable[str]) -> list[str]:
+        if isinstance(ids, str):
+            raise TypeError(f"ids must be a list of ids, not the string {ids!r}")
+        return self.layout.unique_ids(kind, ids)
+
+    def _rows(self, kind: Kind, results: Iterable[Iterable[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+        layout = self.layout
+        return {layout.key(kind, r): layout.row(kind, r) for rows in results for r in rows}
 
     def fetch(
         self,
@@ -232,12 +243,13 @@ class MilvusReads:
 
         ``output_fields=None`` returns every stored field except the vector.
         """
-        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
-        if not requests:
+        unique = self._unique(kind, ids)
+        if not unique:
             return {}
-        self.check_open()
+        self.connection.check_open()
+        requests = self._fetch_requests(kind, unique, output_fields, filter_expr)
         with filter_errors(filter_expr):
-            return {str(r["pk"]): dict(r) for req in requests for r in self.client.query(**req)}
+            return self._rows(kind, [self.connection.client.query(**req) for req in requests])
 
     async def afetch(
         self,
@@ -248,19 +260,41 @@ class MilvusReads:
         filter_expr: str | None = None,
     ) -> dict[str, dict[str, Any]]:
         """Async :meth:`fetch`."""
-        requests = self._fetch_requests(kind, ids, output_fields, filter_expr)
-        if not requests:
+        unique = self._unique(kind, ids)
+        if not unique:
             return {}
-        await self._acheck_open()
-        client = await self.aclient()
+        await self.connection.acheck_open()
+        client = await self.connection.aclient()
+        requests = self._fetch_requests(kind, unique, output_fields, filter_expr)
         with filter_errors(filter_expr):
             results = await asyncio.gather(*(client.query(**req) for req in requests))
-        return {str(r["pk"]): dict(r) for rows in results for r in rows}
+        return self._rows(kind, results)
 
-    async def _acheck_open(self) -> None:
-        if self._dim is None:
-            await asyncio.to_thread(self.check_open)
+    def matching_passages(self, ids: Sequence[str], filter_expr: str) -> list[str]:
+        """Those of ``ids`` whose passages match ``filter_expr`` (read with ``"Strong"`` consistency).
 
+        Asked in chunks of known ids: pymilvus' ``query_iterator`` pages with an unescaped
+        ``pk > "<last id>"``, which breaks on passage ids containing quotes, so it is not
+        used for user-chosen ids.
+        """
+        self.connection.check_open()
+        layout, step = self.layout, self.layout.view_chunk
+        key = layout.key_field("passages")
+        matched: list[str] = []
+        for i in range(0, len(ids), step):
+            chunk = [str(x) for x in ids[i : i + step]]
+            rows = self.connection.client.query(
+                self.connection.collection_name("passages"),
+                filter=expr.and_all(layout.pk_filter("passages", chunk), filter_expr),
+                output_fields=[key],
+                limit=len(chunk),
+                timeout=self.connection.timeout,
+                consistency_level="Strong",
+            )
+            matched += [str(r[key]) for r in rows]
+        return matched
+
+    # ------------------------------------------------------------------ scans
     def iterate(
         self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096, *, filter_expr: str | None = None
     ) -> Iterator[dict[str, Any]]:
@@ -269,13 +303,13 @@ class MilvusReads:
         Only for collections with our hex ids (entities, relations): pymilvus' iterator
         pages with an unescaped ``pk > "<last id>"``, which breaks on ids with quotes.
         """
-        self.check_open()
-        iterator = self.client.query_iterator(
-            collection_name=self.collection_name(kind),
+        self.connection.check_open()
+        iterator = self.connection.client.query_iterator(
+            collection_name=self.connection.collection_name(kind),
             batch_size=batch_size,
             filter=filter_expr or "",
             output_fields=list(dict.fromkeys(["pk", *output_fields])),
-            timeout=self.timeout,
+            timeout=self.connection.timeout,
             consistency_level="Strong",
         )
         try:
@@ -289,14 +323,14 @@ class MilvusReads:
 
     def counts(self) -> dict[str, int]:
         """Number of rows in each collection (exact, via ``count(*)``)."""
-        self.check_open()
+        self.connection.check_open()
         return {
             kind: int(
-                self.client.query(
-                    self.collection_name(kind),
+                self.connection.client.query(
+                    self.connection.collection_name(kind),
                     filter="",
                     output_fields=["count(*)"],
-                    timeout=self.timeout,
+                    timeout=self.connection.timeout,
                     consistency_level="Strong",
                 )[0]["count(*)"]
             )

@@ -2,7 +2,7 @@
 
 Rules every write follows:
 
-* rows are written in batches of ``store.batch_size``;
+* rows are written in batches of ``parts.batch_size``;
 * new rows are inserted and existing rows replaced (upsert, or delete + insert on a
   partition-key collection: Milvus 2.3 servers misroute upserted rows there);
 * after a delete, this process reads that collection with ``"Strong"`` consistency until
@@ -17,64 +17,87 @@ Rules every write follows:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, RemovedItems
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.names import key_to_id
 
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.store import MilvusGraphStore
-
-__all__ = ["write_rows", "delete_rows", "apply_graph_change", "RELATION_ROW_FIELDS"]
+__all__ = ["StoreParts", "write_rows", "delete_rows", "apply_graph_change", "relation_row", "RELATION_ROW_FIELDS"]
 
 RELATION_ROW_FIELDS = ("text", "vector", "subject_id", "object_id", "predicate", "passage_ids")
 _DELETE_CHUNK = 1024
 
 
-def write_rows(store: MilvusGraphStore, kind: Kind, rows: list[dict[str, Any]], existing: Iterable[str]) -> None:
+@dataclass(frozen=True)
+class StoreParts:
+    """What a writer needs of a store: its connection, reads, graph cache, and rows per write.
+
+    Attributes:
+        connection: Clients, collection names, read consistency bookkeeping.
+        reads: Fetches and scans (a writer reads what it is about to change).
+        graph: The in-memory graph that every write keeps in step.
+        batch_size: Rows per insert, upsert (and texts per embedding call).
+    """
+
+    connection: MilvusConnection
+    reads: MilvusReads
+    graph: GraphCache[Any]
+    batch_size: int
+
+
+def relation_row(stored: Mapping[str, Any], passage_ids: list[str]) -> dict[str, Any]:
+    """A stored relation row (fetched with :data:`RELATION_ROW_FIELDS`) with new passage links."""
+    return {**{k: stored[k] for k in ("pk", *RELATION_ROW_FIELDS)}, "passage_ids": passage_ids}
+
+
+def write_rows(parts: StoreParts, kind: Kind, rows: list[dict[str, Any]], existing: Iterable[str]) -> None:
     """Insert the rows whose ``pk`` is not in ``existing``; replace the others."""
     if not rows:
         return
+    conn, size = parts.connection, parts.batch_size
     existing = set(existing)
-    name = store.collection_name(kind)
+    name = conn.collection_name(kind)
     new = [r for r in rows if r["pk"] not in existing]
     old = [r for r in rows if r["pk"] in existing]
-    for i in range(0, len(new), store.batch_size):
-        store.client.insert(name, new[i : i + store.batch_size], timeout=store.timeout)
-    replace_by_delete = kind == "passages" and store.partition_key_field is not None
-    for i in range(0, len(old), store.batch_size):
-        batch = old[i : i + store.batch_size]
+    for i in range(0, len(new), size):
+        conn.client.insert(name, new[i : i + size], timeout=conn.timeout)
+    replace_by_delete = kind == "passages" and conn.partition_key_field is not None
+    for i in range(0, len(old), size):
+        batch = old[i : i + size]
         if replace_by_delete:
-            store.client.delete(name, filter=expr.in_list("pk", [r["pk"] for r in batch]), timeout=store.timeout)
-            store.client.insert(name, batch, timeout=store.timeout)
+            conn.client.delete(name, filter=expr.in_list("pk", [r["pk"] for r in batch]), timeout=conn.timeout)
+            conn.client.insert(name, batch, timeout=conn.timeout)
         else:
-            store.client.upsert(name, batch, timeout=store.timeout)
-    store._strong_reads.discard(kind)  # this write's timestamp follows any earlier delete
+            conn.client.upsert(name, batch, timeout=conn.timeout)
+    conn.written(kind)  # this write's timestamp follows any earlier delete
 
 
-def delete_rows(store: MilvusGraphStore, kind: Kind, ids: Sequence[str]) -> None:
+def delete_rows(parts: StoreParts, kind: Kind, ids: Sequence[str]) -> None:
     """Delete rows by primary key (missing ids are fine)."""
     if not ids:
         return
+    conn = parts.connection
     for i in range(0, len(ids), _DELETE_CHUNK):
-        store.client.delete(
-            store.collection_name(kind), filter=expr.in_list("pk", ids[i : i + _DELETE_CHUNK]), timeout=store.timeout
+        conn.client.delete(
+            conn.collection_name(kind), filter=expr.in_list("pk", ids[i : i + _DELETE_CHUNK]), timeout=conn.timeout
         )
-    store._strong_reads.add(kind)
+    conn.deleted(kind)
 
 
-def apply_graph_change(
-    store: MilvusGraphStore, after: GraphIndex, removed: RemovedItems, touched: Sequence[int]
-) -> None:
-    """Make Milvus match ``after`` for a removal computed by ``GraphIndex.remove_*``.
+def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedItems, touched: Sequence[int]) -> None:
+    """Make Milvus match ``after`` for a removal computed by ``GraphIndex.remove_*``, then the graph cache.
 
     Args:
-        store: The store.
+        parts: The store's parts.
         after: The graph after the removal.
         removed: What disappeared (relations, entities, passages left empty).
         touched: Keys of relations that lost some passage links (survivors are rewritten
@@ -85,16 +108,13 @@ def apply_graph_change(
     if survivors:
         idx = after.relations.lookup(np.asarray(survivors, dtype=np.uint64))
         ids = [key_to_id(k) for k in survivors]
-        rows = store.fetch("relations", ids, RELATION_ROW_FIELDS)
-        updated = []
-        for rid, r in zip(ids, idx.tolist()):
-            row = rows.get(rid)
-            if row is None:  # already gone in Milvus (a crashed run got this far)
-                continue
-            row = {k: row[k] for k in ("pk", *RELATION_ROW_FIELDS)}
-            row["passage_ids"] = [after.passages.ids[p] for p in after.rel_pas.row(r).tolist()]
-            updated.append(row)
-        write_rows(store, "relations", updated, [r["pk"] for r in updated])
-    delete_rows(store, "relations", [key_to_id(k) for k in removed.relation_keys.tolist()])
-    delete_rows(store, "entities", [key_to_id(k) for k in removed.entity_keys.tolist()])
-    store._set_graph(after, removed_entities=[key_to_id(k) for k in removed.entity_keys.tolist()])
+        rows = parts.reads.fetch("relations", ids, RELATION_ROW_FIELDS)
+        updated = [
+            relation_row(rows[rid], [after.passages.ids[p] for p in after.rel_pas.row(r).tolist()])
+            for rid, r in zip(ids, idx.tolist())
+            if rid in rows  # else already gone in Milvus (a crashed run got this far)
+        ]
+        write_rows(parts, "relations", updated, [r["pk"] for r in updated])
+    delete_rows(parts, "relations", [key_to_id(k) for k in removed.relation_keys.tolist()])
+    delete_rows(parts, "entities", [key_to_id(k) for k in removed.entity_keys.tolist()])
+    parts.graph.replace(after, removed_entities=[key_to_id(k) for k in removed.entity_keys.tolist()])

@@ -1,20 +1,34 @@
 """The I/O requests the retrieval pipeline yields (see :mod:`langchain_graphrag_milvus.retrieval.graph_pipeline`).
 
-The retriever's executors answer each one: blocking calls for ``invoke``, ``await`` for
-``ainvoke``.
+The executors of :mod:`~langchain_graphrag_milvus.retrieval.executors` answer each one:
+blocking calls for ``invoke``, ``await`` for ``ainvoke``. Each request class is a
+:class:`Request` of the type of its answer, and the pipelines ask through :func:`ask`
+(``hits = yield from ask(Search(...))``), so every value sent back into a pipeline has a
+type: the executors guarantee that a request of ``Request[T]`` is answered with a ``T``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from langchain_core.runnables import Runnable
 
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus.schema import Kind
 
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.milvus.reads import Hit
+
+T = TypeVar("T")
+R = TypeVar("R")
+
 __all__ = [
+    "Request",
+    "ask",
+    "search_all",
+    "Steps",
     "Invoke",
     "Embed",
     "Search",
@@ -30,8 +44,14 @@ __all__ = [
 ]
 
 
+class Request(Generic[T]):
+    """An I/O request whose answer is a ``T`` (the base of every effect below)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class Invoke:
+class Invoke(Request[Any]):
     """Run a runnable (with the retriever's child callbacks).
 
     With ``timeout`` (seconds), a call that has not answered by then raises
@@ -44,15 +64,15 @@ class Invoke:
 
 
 @dataclass(frozen=True)
-class Embed:
+class Embed(Request[list[list[float]]]):
     """Embed texts in one call."""
 
     texts: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class Search:
-    """One batched vector search."""
+class Search(Request["list[list[Hit]]"]):
+    """One batched vector search: per vector, its hits, most similar first."""
 
     kind: Kind
     vectors: tuple[tuple[float, ...], ...]
@@ -62,8 +82,8 @@ class Search:
 
 
 @dataclass(frozen=True)
-class Fetch:
-    """Rows by primary key."""
+class Fetch(Request[dict[str, dict[str, Any]]]):
+    """Rows by primary key (id → row; ids not found, or outside the filter, are absent)."""
 
     kind: Kind
     ids: tuple[str, ...]
@@ -72,19 +92,19 @@ class Fetch:
 
 
 @dataclass(frozen=True)
-class Gather:
-    """Several effects; the async executor runs them concurrently."""
+class Gather(Request[list[Any]]):
+    """Several effects; the async executor runs them concurrently. Answer: their answers, in order."""
 
-    effects: tuple[Any, ...]
+    effects: tuple[Request[Any], ...]
 
 
 @dataclass(frozen=True)
-class GetGraph:
+class GetGraph(Request[GraphIndex]):
     """The store's graph index (built from Milvus on first use)."""
 
 
 @dataclass(frozen=True)
-class LinkEntities:
+class LinkEntities(Request[list[str]]):
     """Known entity names found in the query by the store's offline linker.
 
     With ``filter_expr``, only names of entities inside that filter's view of the graph
@@ -96,8 +116,8 @@ class LinkEntities:
 
 
 @dataclass(frozen=True)
-class ViewOf:
-    """The part of the graph whose passages pass a filter (:meth:`MilvusGraphStore.graph_view`).
+class ViewOf(Request[GraphView]):
+    """The part of the graph whose passages pass a filter (the store's ``graph_view``).
 
     ``graph``: the index the view must describe (the one the pipeline got from
     :class:`GetGraph`), so a refresh in between never mixes two graphs.
@@ -108,26 +128,26 @@ class ViewOf:
 
 
 @dataclass(frozen=True)
-class EntityNames:
-    """Display names of entities, by id."""
+class EntityNames(Request[dict[str, str]]):
+    """Display names of entities, by id (every id asked for is a key; unknown: ``""``)."""
 
     ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class Compute:
+class Compute(Request[R]):
     """CPU-heavy work (e.g. building an index).
 
     Called directly by ``invoke``; in a worker thread by ``ainvoke``, so the event loop
     stays free.
     """
 
-    fn: Callable[..., Any]
+    fn: Callable[..., R]
     args: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
-class Notify:
+class Notify(Request[None]):
     """Tell the caller something about this run without failing it (e.g. why nothing was found).
 
     The executors log it (INFO, logger ``langchain_graphrag_milvus``) and dispatch it as a
@@ -139,4 +159,25 @@ class Notify:
     data: dict[str, Any]
 
 
-Effect = Notify | Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute
+Effect = (
+    Notify | Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute[Any]
+)
+
+#: A pipeline (or one of its stages) returning ``T``: it yields effects and is sent their answers.
+Steps = Generator[Effect, object, T]
+
+
+def ask(request: Request[T]) -> Steps[T]:
+    """One request, yielded; its answer, returned with the request's type.
+
+    Example: ``graph = yield from ask(GetGraph())`` (``graph`` is a ``GraphIndex``).
+    """
+    answer = yield cast(Effect, request)
+    return cast(T, answer)
+
+
+def search_all(searches: Sequence[Search]) -> Steps[list[list[list[Hit]]]]:
+    """Several searches in one :class:`Gather` (concurrent under ``ainvoke``); their hits, in order."""
+    answers = yield from ask(Gather(tuple(searches)))
+    return cast("list[list[list[Hit]]]", answers)
+

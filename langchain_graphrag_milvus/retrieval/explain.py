@@ -11,23 +11,35 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
+from langchain_core.documents import Document
 
 from langchain_graphrag_milvus.graph import Expansion, GraphIndex
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
-from langchain_graphrag_milvus.subgraph import Subgraph, SubgraphEdge, SubgraphNode
+from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
+from langchain_graphrag_milvus.retrieval.subgraph_model import Subgraph, SubgraphEdge, SubgraphNode
 from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
-if TYPE_CHECKING:
-    from langchain_core.documents import Document
+__all__ = [
+    "query_subgraph",
+    "query_subgraph_async",
+    "query_documents_and_subgraph",
+    "store_subgraph",
+    "TracedRetriever",
+]
 
-    from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
-    from langchain_graphrag_milvus.store import MilvusGraphStore
 
-__all__ = ["query_subgraph", "query_subgraph_async", "store_subgraph"]
+class TracedRetriever(Protocol):
+    """What the subgraph builder needs of a graph retriever: its store and a traced run."""
+
+    store: RetrievalStore
+
+    def _traced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]: ...
+
+    async def _atraced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]: ...
 
 REL_FIELDS = ("text", "subject_id", "object_id", "predicate", "passage_ids")
 _LABEL_CHARS = 90
@@ -42,7 +54,7 @@ def _check_caps(max_relations: int, display_hops: int) -> None:
 
 
 def query_subgraph(
-    retriever: MilvusGraphRetriever, query: str, *, max_relations: int = 30, display_hops: int = 2, **kwargs: Any
+    retriever: TracedRetriever, query: str, *, max_relations: int = 30, display_hops: int = 2, **kwargs: Any
 ) -> Subgraph:
     """What ``retriever`` did for ``query``, as a subgraph.
 
@@ -67,13 +79,26 @@ def query_subgraph(
     Returns:
         The subgraph; ``settings`` holds the retrieval parameters used.
     """
+    return query_documents_and_subgraph(
+        retriever, query, max_relations=max_relations, display_hops=display_hops, **kwargs
+    )[1]
+
+
+def query_documents_and_subgraph(
+    retriever: TracedRetriever, query: str, *, max_relations: int = 30, display_hops: int = 2, **kwargs: Any
+) -> tuple[list[Document], Subgraph]:
+    """The Documents ``retriever`` returns for ``query`` and the subgraph behind them, from one run.
+
+    Same arguments as :func:`query_subgraph` (the command line's ``query --html`` uses it,
+    so the retrieval runs once for the printed passages and the picture).
+    """
     _check_caps(max_relations, display_hops)
     docs, trace = retriever._traced(query, kwargs)
-    return build_query_subgraph(retriever.store, query, docs, trace, max_relations, display_hops)
+    return docs, build_query_subgraph(retriever.store, query, docs, trace, max_relations, display_hops)
 
 
 async def query_subgraph_async(
-    retriever: MilvusGraphRetriever, query: str, *, max_relations: int = 30, display_hops: int = 2, **kwargs: Any
+    retriever: TracedRetriever, query: str, *, max_relations: int = 30, display_hops: int = 2, **kwargs: Any
 ) -> Subgraph:
     """Async :func:`query_subgraph` (the retrieval runs on the retriever's async path)."""
     _check_caps(max_relations, display_hops)
@@ -140,7 +165,7 @@ def _select(
 
 
 def build_query_subgraph(
-    store: MilvusGraphStore,
+    store: RetrievalStore,
     query: str,
     docs: Sequence[Document],
     trace: dict[str, Any],
@@ -286,7 +311,7 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def store_subgraph(store: MilvusGraphStore, *, filter: Any = None, limit: int | None = None) -> Subgraph:
+def store_subgraph(store: RetrievalStore, *, filter: Any = None, limit: int | None = None) -> Subgraph:
     """The stored graph as a subgraph: entities, relations, passages (hops and scores None).
 
     Args:

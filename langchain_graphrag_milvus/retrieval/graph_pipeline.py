@@ -18,31 +18,32 @@ Two rankings share the pipeline:
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
-from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.graph import GraphView
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
 from langchain_graphrag_milvus.retrieval.effects import (
-    Effect,
     Embed,
     Fetch,
-    Gather,
     GetGraph,
     Invoke,
     LinkEntities,
     Search,
+    Steps,
     ViewOf,
+    ask,
+    search_all,
 )
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
 from langchain_graphrag_milvus.retrieval.stages import (
     RELATION_FIELDS,
     Candidate,
+    QueryHits,
     Ranked,
     from_relations,
     merge,
@@ -59,6 +60,8 @@ __all__ = [
     "Candidate",
     "graph_pipeline",
     "naive_pipeline",
+    "first_searches",
+    "rerank",
     "query_entities",
     "first_unique_names",
     "passage_document",
@@ -98,7 +101,7 @@ def query_entities(
     timeout: float | None = None,
     filter_expr: str | None = None,
     limit: int = MAX_QUERY_ENTITIES,
-) -> Generator[Effect, Any, list[str]]:
+) -> Steps[list[str]]:
     """The query's entity names: ``given``, else the extractor's, else the offline linker's.
 
     At most ``limit`` distinct non-blank names are kept (the first ones; the scan stops
@@ -111,13 +114,13 @@ def query_entities(
         return first_unique_names(given, limit)
     if extractor is not None:
         try:
-            answer = yield Invoke(extractor, query, timeout)
+            answer = yield from ask(Invoke(extractor, query, timeout))
             if isinstance(answer, (str, bytes)) or not isinstance(answer, (list, tuple)):
                 raise TypeError(f"the extractor answered {type(answer).__name__}, not a list of names")
             return first_unique_names(answer, limit)
         except Exception as exc:  # a failing LLM must not fail retrieval
             logger.warning("entity extraction failed (%s); using the offline linker", exc or type(exc).__name__)
-    return first_unique_names((yield LinkEntities(query, filter_expr)) or [], limit)
+    return first_unique_names((yield from ask(LinkEntities(query, filter_expr))) or [], limit)
 
 
 def first_unique_names(names: Any, limit: int) -> list[str]:
@@ -139,7 +142,7 @@ def graph_pipeline(
     entity_extractor: Runnable[str, list[str]] | None,
     reranker: Runnable[dict[str, Any], list[int]] | None,
     trace: dict[str, Any] | None = None,
-) -> Generator[Effect, Any, list[Document]]:
+) -> Steps[list[Document]]:
     """The whole retrieval; yields effects, returns the Documents.
 
     ``trace``, if given, is filled with the intermediate state (query entities, hits,
@@ -150,10 +153,40 @@ def graph_pipeline(
     names = yield from query_entities(
         query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
     )
-    graph: GraphIndex = yield GetGraph()
+    q = yield from first_searches(query, names, p, with_reranker=reranker is not None)
+    if trace is not None:
+        trace.update(params=p, entities=names, graph=q.graph, view=q.view, query_vector=q.qvec)
+        trace.update(entity_hits=q.entity_hits, relation_hits=q.relation_hits, passage_hits=q.passage_hits)
 
-    vectors = yield Embed((query, *names))  # one embedding call for the query and its entities
-    vectors = check_query_vectors((query, *names), vectors)  # NaN/inf/ragged: typed error, no search
+    if p.ranking == "similarity":
+        ranked, pool = yield from similarity_ranking(q, p, trace=trace)
+    else:
+        ranked, pool = yield from ppr_ranking(q, p, reranker is not None, trace=trace)
+    chosen = (yield from rerank(query, pool, p, reranker)) if reranker is not None and pool else []
+    if trace is not None:
+        trace.update(pool=pool, chosen=chosen)
+    dense = [Ranked(h.id, h.score, "passage_similarity") for h in q.passage_hits]
+    final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
+
+    rows = yield from ask(Fetch("passages", tuple(r.id for r in final), PASSAGE_FIELDS, p.filter))
+    docs = [passage_document(r.id, rows[r.id], r) for r in final if r.id in rows]
+    if len(docs) < p.k:  # a filter removed some graph passages: fill from similarity
+        have = {d.id for d in docs}
+        extra = [h for h in q.passage_hits if h.id not in have][: p.k - len(docs)]
+        docs += [passage_document(h.id, dict(h.fields), score=h.score) for h in extra]
+    return docs
+
+
+def first_searches(query: str, names: list[str], p: RetrievalParams, *, with_reranker: bool) -> Steps[QueryHits]:
+    """The graph, one embedding call for the query and its entities, and the three batched searches.
+
+    Under a filter, the graph is restricted to the filter's view and the entity and
+    relation hits are the top ones *inside* it (searching deeper when others' hits crowd
+    them out).
+    """
+    graph = yield from ask(GetGraph())
+    raw = yield from ask(Embed((query, *names)))  # one embedding call for the query and its entities
+    vectors = check_query_vectors((query, *names), raw)  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
     relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
@@ -161,19 +194,19 @@ def graph_pipeline(
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
-    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if reranker is not None else 0)
-    entity_hits, relation_hits, passage_hits = yield Gather(
+    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0)
+    entity_hits, relation_answer, passage_answer = yield from search_all(
         (
             Search("entities", evecs, entity_limit),
             Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
             Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
         )
     )
-    relation_hits = relation_hits[0] if relation_hits else []
-    passage_hits = passage_hits[0] if passage_hits else []
+    relation_hits = relation_answer[0] if relation_answer else []
+    passage_hits = passage_answer[0] if passage_answer else []
     view: GraphView | None = None
     if p.filter:  # the graph itself is restricted to the passages that pass the filter
-        view = yield ViewOf(p.filter, graph)
+        view = yield from ask(ViewOf(p.filter, graph))
         # the top hits *inside* the view, as if nothing else existed (searching further if needed)
         (relation_hits,) = yield from search_in_view(
             "relations", (qvec,), relation_k, graph.relations, view.relations, RELATION_FIELDS,
@@ -182,24 +215,16 @@ def graph_pipeline(
         entity_hits = yield from search_in_view(
             "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, entity_hits)
         )
-    if trace is not None:
-        trace.update(params=p, entities=names, graph=graph, view=view, query_vector=qvec, entity_hits=entity_hits)
-        trace.update(relation_hits=relation_hits, passage_hits=passage_hits)
+    return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits)
 
-    if p.ranking == "similarity":
-        ranked, pool = yield from similarity_ranking(
-            graph, qvec, entity_hits, relation_hits[: p.relation_top_k], p, view, trace=trace
-        )
-    else:
-        ranked, pool = yield from ppr_ranking(
-            graph, query, qvec, names, entity_hits, relation_hits, passage_hits, p, reranker is not None, view,
-            trace=trace,
-        )
 
-    chosen: list[Candidate] = []
-    if reranker is not None and pool:
-        try:
-            positions = yield Invoke(
+def rerank(
+    query: str, pool: list[Candidate], p: RetrievalParams, reranker: Runnable[dict[str, Any], list[int]]
+) -> Steps[list[Candidate]]:
+    """The pool's relations the reranker chose, in its order; ``[]`` (warning logged) if it fails."""
+    try:
+        positions = yield from ask(
+            Invoke(
                 reranker,
                 {
                     "question": query,
@@ -209,29 +234,20 @@ def graph_pipeline(
                 },
                 p.rerank_timeout,
             )
-            chosen = order_from_positions(pool, positions)
-            if not chosen:
-                logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking)
-        except Exception as exc:
-            logger.warning(
-                "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking
-            )
-    if trace is not None:
-        trace.update(pool=pool, chosen=chosen)
-    dense = [Ranked(h.id, h.score, "passage_similarity") for h in passage_hits]
-    final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
-
-    rows = yield Fetch("passages", tuple(r.id for r in final), PASSAGE_FIELDS, p.filter)
-    docs = [passage_document(r.id, rows[r.id], r) for r in final if r.id in rows]
-    if len(docs) < p.k:  # a filter removed some graph passages: fill from similarity
-        have = {d.id for d in docs}
-        extra = [h for h in passage_hits if h.id not in have][: p.k - len(docs)]
-        docs += [passage_document(h.id, dict(h.fields), score=h.score) for h in extra]
-    return docs
+        )
+        chosen = order_from_positions(pool, positions)
+        if not chosen:
+            logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking)
+        return chosen
+    except Exception as exc:
+        logger.warning(
+            "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking
+        )
+        return []
 
 
-def naive_pipeline(query: str, k: int, filter_expr: str | None) -> Generator[Effect, Any, list[Document]]:
+def naive_pipeline(query: str, k: int, filter_expr: str | None) -> Steps[list[Document]]:
     """Plain top-k passage search, returning the same Document format."""
-    (vector,) = check_query_vectors((query,), (yield Embed((query,))))
-    hits = yield Search("passages", (tuple(map(float, vector)),), k, filter_expr, PASSAGE_FIELDS)
+    (vector,) = check_query_vectors((query,), (yield from ask(Embed((query,)))))
+    hits = yield from ask(Search("passages", (tuple(map(float, vector)),), k, filter_expr, PASSAGE_FIELDS))
     return [passage_document(h.id, dict(h.fields), score=h.score) for h in hits[0]]

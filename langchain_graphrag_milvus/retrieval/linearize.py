@@ -27,16 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_graphrag_milvus.text.names import clean_text
+from langchain_graphrag_milvus.text.tokens import SENTENCE_STOPWORDS, terms
 
 __all__ = ["PathRelation", "split_sentences", "supporting_sentence", "linearize_path"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?][\"')\]])\s+|(?<=[.!?])\s+(?=[\"'(\[]*[A-Z0-9À-Ý])")
 _ABBREVIATION = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|No|vs|etc|e\.g|i\.e|ca|c)|\b[A-Z])\.$")
-_WORD = re.compile(r"\w+")
-_STOP = frozenset(
-    "a an and are as at be by for from has had have he her his in is it its of on or she the their "
-    "they to was were which who with".split()
-)
 
 
 @dataclass
@@ -73,7 +69,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if w not in _STOP}
+    return terms(text, stopwords=SENTENCE_STOPWORDS, casefold="text")
 
 
 def _mentions(sentence: str, name: str) -> bool:

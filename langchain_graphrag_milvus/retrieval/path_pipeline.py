@@ -20,7 +20,7 @@ second seed):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,66 +43,27 @@ from langchain_graphrag_milvus.milvus.reads import Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
-    Effect,
     Embed,
     EntityNames,
     Fetch,
-    Gather,
     GetGraph,
     Notify,
     Search,
+    Steps,
     ViewOf,
+    ask,
+    search_all,
 )
 from langchain_graphrag_milvus.retrieval.graph_pipeline import query_entities
 from langchain_graphrag_milvus.retrieval.linearize import PathRelation, linearize_path
+from langchain_graphrag_milvus.retrieval.params import PathParams
 from langchain_graphrag_milvus.retrieval.stages import search_in_view
-from langchain_graphrag_milvus.retrieval.timeouts import check_timeout
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id, stable_id
 
 __all__ = ["PathParams", "path_pipeline", "no_path_event", "NO_PATH_EVENT"]
 
 _RELATION_FIELDS = ("text", "passage_ids")
 _SEARCH_CHUNK = 1024  # relation ids per filtered search (keeps expressions and limits small)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PathParams:
-    """Per-call settings of :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever`."""
-
-    k: int = 10
-    max_paths: int = 5
-    max_hops: int = 3
-    max_neighbors: int | None = 100
-    max_frontier: int | None = 10_000
-    max_entities: int = 4
-    relations_per_edge: int = 2
-    sentences: bool = False
-    sentences_per_relation: int = 1
-    entity_min_score: float = 0.8
-    filter: str | None = None
-    entities: tuple[str, ...] | None = None
-    extractor_timeout: float | None = None
-
-    def __post_init__(self) -> None:
-        check_timeout("extractor_timeout", self.extractor_timeout)
-        for name in ("k", "max_paths", "max_hops", "max_entities", "relations_per_edge", "sentences_per_relation"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("max_neighbors", "max_frontier"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
-        if self.max_hops > 6:
-            raise ValueError(f"max_hops must be at most 6, got {self.max_hops}")
-        if self.max_entities > 8:
-            raise ValueError(f"max_entities must be at most 8 (28 pairs), got {self.max_entities}")
-        if not -1.0 <= self.entity_min_score <= 1.0:
-            raise ValueError(f"entity_min_score must be in [-1, 1], got {self.entity_min_score!r}")
-        if not isinstance(self.sentences, bool):
-            raise ValueError(f"sentences must be True or False, got {self.sentences!r}")
-        if self.filter is not None and not isinstance(self.filter, str):
-            raise ValueError("filter must be a Milvus expression string")
 
 
 #: Name of the custom callback event sent when no path is found (data: :func:`no_path_event`).
@@ -174,26 +135,64 @@ def _edge(a: int, b: int) -> tuple[int, int]:
     return (a, b) if a < b else (b, a)
 
 
+@dataclass
+class _Endpoints:
+    """The query resolved against the graph: its vector and the entities found (name, index)."""
+
+    graph: GraphIndex
+    view: GraphView | None
+    qvec: tuple[float, ...]
+    found: list[tuple[str, int]]
+
+
+@dataclass
+class _EdgeScores:
+    """The relations on the paths' edges and their similarity to the query."""
+
+    edge_rels: dict[tuple[int, int], list[int]]
+    rows: dict[str, dict[str, Any]]
+    similarity: dict[int, float]
+    edge_score: dict[tuple[int, int], float]
+
+
+Kept = list[tuple[tuple[str, str], PathResult, list[int], float]]
+
+
 def path_pipeline(
     query: str, p: PathParams, *, entity_extractor: Runnable[str, list[str]] | None
-) -> Generator[Effect, Any, list[Document]]:
+) -> Steps[list[Document]]:
     """Paths between the query's entities as pseudo-documents; yields effects."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
+    ends = yield from _endpoints(query, p, entity_extractor)
+    if ends is None:
+        return []
+    results = yield from _shortest_paths(ends, p)
+    if results is None:
+        return []
+    scores = yield from _score_edges(ends, results)
+    kept = _keep(results, scores.edge_score, p)
+    return (yield from _documents(ends, kept, scores, p))
+
+
+def _endpoints(
+    query: str, p: PathParams, entity_extractor: Runnable[str, list[str]] | None
+) -> Steps[_Endpoints | None]:
+    """1. The query's entities resolved to graph entities (None, after a no-path event, if fewer than two)."""
     names = yield from query_entities(
         query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
     )
-    graph: GraphIndex = yield GetGraph()
-    view: GraphView | None = (yield ViewOf(p.filter, graph)) if p.filter else None
+    graph = yield from ask(GetGraph())
+    view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
 
     unresolved = tuple(n for n, i in zip(names, _exact_indices(graph, names, view)) if i < 0)
-    vectors = check_query_vectors((query, *unresolved), (yield Embed((query, *unresolved))))
+    vectors = check_query_vectors((query, *unresolved), (yield from ask(Embed((query, *unresolved)))))
     qvec = tuple(map(float, vectors[0]))
     hits: list[list[Hit]] = []
     if unresolved:
         evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
         if view is None:
-            hits = yield Search("entities", evecs, 3)
+            hits = yield from ask(Search("entities", evecs, 3))
         else:  # the nearest entity inside the view, whatever lies outside it
             hits = yield from search_in_view(
                 "entities", evecs, 1, graph.entities, view.entities, min_score=p.entity_min_score
@@ -203,16 +202,20 @@ def path_pipeline(
     if len(found) < 2:
         known = [n for n, _ in found]
         where = " in the filtered part of the graph" if view is not None else " in the graph"
-        yield no_path_event(
+        reason = (
             f"need two entities{where}; found {len(found)}"
             + (f" ({', '.join(known)})" if known else "")
-            + (f"; not found: {', '.join(missing)}" if missing else ""),
-            known,
+            + (f"; not found: {', '.join(missing)}" if missing else "")
         )
-        return []
+        yield from ask(no_path_event(reason, known))
+        return None
+    return _Endpoints(graph, view, qvec, found)
 
-    # 2. shortest paths per pair
-    agg: AggregatedIndex = yield Compute(_aggregated, (graph, view))  # built once per graph / view
+
+def _shortest_paths(ends: _Endpoints, p: PathParams) -> Steps[list[tuple[tuple[str, str], PathResult]] | None]:
+    """2. All shortest paths per pair (None, after a no-path event, if no pair is connected)."""
+    graph, found = ends.graph, ends.found
+    agg = yield from ask(Compute(_aggregated, (graph, ends.view)))  # built once per graph / view
     results: list[tuple[tuple[str, str], PathResult]] = []
     for (na, a), (nb, b) in itertools.combinations(found, 2):
         res = find_paths(
@@ -225,6 +228,8 @@ def path_pipeline(
             aggregated=agg,
         )
         results.append(((na, nb), res))
+    if any(r.paths for _, r in results):
+        return results
     pair_info = [
         {
             "pair": [na, nb],
@@ -236,40 +241,50 @@ def path_pipeline(
         }
         for (na, nb), r in results
     ]
-    if not any(r.paths for _, r in results):
-        reasons = "; ".join(f"{na} – {nb}: {r.reason}" for (na, nb), r in results)
-        yield no_path_event(f"no path found ({reasons})", [n for n, _ in found], pair_info)
-        return []
+    reasons = "; ".join(f"{na} – {nb}: {r.reason}" for (na, nb), r in results)
+    yield from ask(no_path_event(f"no path found ({reasons})", [n for n, _ in found], pair_info))
+    return None
 
-    # 3. relations on the edges, scored by a kNN search restricted to them
-    mask = None if view is None else view.relations
+
+def _score_edges(ends: _Endpoints, results: list[tuple[tuple[str, str], PathResult]]) -> Steps[_EdgeScores]:
+    """3. The relations on the edges, scored by a kNN search restricted to them."""
+    graph = ends.graph
+    mask = None if ends.view is None else ends.view.relations
     edges = {_edge(a, b) for _, r in results for path in r.paths for a, b in itertools.pairwise(path)}
     edge_rels = {e: edge_relations(graph, *e, mask) for e in edges}
     rel_idx = sorted({r for rels in edge_rels.values() for r in rels})
     rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
     chunks = [rel_ids[i : i + _SEARCH_CHUNK] for i in range(0, len(rel_ids), _SEARCH_CHUNK)]
-    answers = yield Gather(
-        tuple(Search("relations", (qvec,), len(c), expr.in_list("pk", c), _RELATION_FIELDS) for c in chunks)
+    answers = yield from search_all(
+        [Search("relations", (ends.qvec,), len(c), expr.in_list("pk", c), _RELATION_FIELDS) for c in chunks]
     )
     rows: dict[str, dict[str, Any]] = {
         h.id: {**h.fields, "_similarity": h.score} for (hits_,) in answers for h in hits_
     }
     absent = [i for i in rel_ids if i not in rows]
     if absent:  # not returned by the search (should not happen): still shown, unscored
-        fetched = yield Fetch("relations", tuple(absent), _RELATION_FIELDS)
+        fetched = yield from ask(Fetch("relations", tuple(absent), _RELATION_FIELDS))
         rows.update({i: {**row, "_similarity": -1.0} for i, row in fetched.items()})
     similarity = {ri: float(rows.get(rid, {}).get("_similarity", -1.0)) for ri, rid in zip(rel_idx, rel_ids)}
     edge_score = {e: max((similarity[r] for r in rels), default=-1.0) for e, rels in edge_rels.items()}
+    return _EdgeScores(edge_rels, rows, similarity, edge_score)
 
-    # 4. diversity pruning per pair, most similar path first; pairs take turns up to k
+
+def _keep(
+    results: list[tuple[tuple[str, str], PathResult]], edge_score: dict[tuple[int, int], float], p: PathParams
+) -> Kept:
+    """4. Diversity pruning per pair, most similar path first; pairs take turns up to ``k``."""
     per_pair = []
     for pair, r in results:
         chosen = prune_paths(r.paths, p.max_paths, lambda path: _path_score(path, edge_score))
         ranked = sorted(((path, _path_score(path, edge_score)) for path in chosen), key=lambda t: -t[1])
         per_pair.append([(pair, r, path, s) for path, s in ranked])
-    kept = [item for turn in itertools.zip_longest(*per_pair) for item in turn if item is not None][: p.k]
+    return [item for turn in itertools.zip_longest(*per_pair) for item in turn if item is not None][: p.k]
 
-    # 5. pseudo-documents
+
+def _documents(ends: _Endpoints, kept: Kept, scores: _EdgeScores, p: PathParams) -> Steps[list[Document]]:
+    """5. Each kept path as a pseudo-document, with its passages' sentences if ``sentences``."""
+    graph, view, edge_rels, rows, similarity = ends.graph, ends.view, scores.edge_rels, scores.rows, scores.similarity
     ent_on_paths = sorted({e for _, _, path, _ in kept for e in path})
     rel_on_paths = sorted(
         {r for _, _, path, _ in kept for a, b in itertools.pairwise(path) for r in edge_rels[_edge(a, b)]}
@@ -278,7 +293,7 @@ def path_pipeline(
         set(ent_on_paths) | {int(x) for r in rel_on_paths for x in (graph.rel_subject[r], graph.rel_object[r])}
     )
     ent_ids = {i: key_to_id(k) for i, k in zip(endpoint_idx, graph.entities.keys[endpoint_idx].tolist())}
-    names_by_id: dict[str, str] = yield EntityNames(tuple(ent_ids.values()))
+    names_by_id = yield from ask(EntityNames(tuple(ent_ids.values())))
     display = {i: names_by_id.get(eid) or eid for i, eid in ent_ids.items()}
     allowed = None if view is None else view.passage_ids
 
@@ -307,33 +322,43 @@ def path_pipeline(
     passages: dict[str, str] | None = None
     if p.sentences:
         pids = sorted({pid for per_edge in shown for rels in per_edge for rel in rels for pid in rel.passage_ids})
-        fetched = yield Fetch("passages", tuple(pids), ("text",), p.filter)
+        fetched = yield from ask(Fetch("passages", tuple(pids), ("text",), p.filter))
         passages = {pid: str(row.get("text", "")) for pid, row in fetched.items()}
 
-    docs = []
-    for (pair, r, path, score), per_edge in zip(kept, shown):
-        flat = [rel for rels in per_edge for rel in rels]
-        entity_names = [display[e] for e in path]
-        docs.append(
-            Document(
-                id="path:" + stable_id("path", *(rel.id for rel in flat)),
-                page_content=linearize_path(
-                    entity_names, per_edge, passages, sentences_per_relation=p.sentences_per_relation
-                ),
-                metadata={
-                    "_path_found": True,
-                    "_ranked_by": "path",
-                    "_pair": list(pair),
-                    "_path": entity_names,
-                    "_path_entity_ids": [ent_ids[e] for e in path],
-                    "_hops": len(path) - 1,
-                    "_score": score,
-                    "_relations": [rel.text for rel in flat],
-                    "_relation_ids": [rel.id for rel in flat],
-                    "_passage_ids": list(dict.fromkeys(pid for rel in flat for pid in rel.passage_ids)),
-                    "_paths_between_pair": len(r.paths),
-                    "_truncated": r.truncated,
-                },
-            )
-        )
-    return docs
+    return [
+        _path_document(pair, r, path, s, per_edge, [display[e] for e in path], [ent_ids[e] for e in path], passages, p)
+        for (pair, r, path, s), per_edge in zip(kept, shown)
+    ]
+
+
+def _path_document(
+    pair: tuple[str, str],
+    r: PathResult,
+    path: list[int],
+    score: float,
+    per_edge: list[list[PathRelation]],
+    entity_names: list[str],
+    entity_ids: list[str],
+    passages: dict[str, str] | None,
+    p: PathParams,
+) -> Document:
+    """One kept path as a pseudo-document (text: :func:`~.linearize.linearize_path`)."""
+    flat = [rel for rels in per_edge for rel in rels]
+    return Document(
+        id="path:" + stable_id("path", *(rel.id for rel in flat)),
+        page_content=linearize_path(entity_names, per_edge, passages, sentences_per_relation=p.sentences_per_relation),
+        metadata={
+            "_path_found": True,
+            "_ranked_by": "path",
+            "_pair": list(pair),
+            "_path": entity_names,
+            "_path_entity_ids": entity_ids,
+            "_hops": len(path) - 1,
+            "_score": score,
+            "_relations": [rel.text for rel in flat],
+            "_relation_ids": [rel.id for rel in flat],
+            "_passage_ids": list(dict.fromkeys(pid for rel in flat for pid in rel.passage_ids)),
+            "_paths_between_pair": len(r.paths),
+            "_truncated": r.truncated,
+        },
+    )

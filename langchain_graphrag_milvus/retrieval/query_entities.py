@@ -18,8 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +29,7 @@ from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplat
 from langchain_core.runnables import Runnable, RunnableLambda
 
 from langchain_graphrag_milvus.text.names import clean_text
+from langchain_graphrag_milvus.text.tokens import NAME_STOPWORDS, name_spans, name_tokens
 
 __all__ = [
     "EntityLinker",
@@ -41,45 +40,13 @@ __all__ = [
     "ENTITY_PROMPT_ONE_SHOT_OUTPUT",
 ]
 
-_WORD = re.compile(r"\w+")
 MAX_NGRAM = 12
 #: Most query entities a retrieval uses (extractor answers and ``entities=`` are cut there).
 MAX_QUERY_ENTITIES = 32
-# Single words that are never useful query entities on their own.
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over own
-    same she should so some such than that the their theirs them themselves then there these they this
-    those through to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself yourselves one two also may might must shall""".split()
-)
-
-
-def _norm_token(word: str) -> str:
-    # diacritics off ("Gödel" meets "Godel"), light plural folding ("Big Eye's" meets "Big Eyes")
-    word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _spans(text: str) -> list[tuple[str, str]]:
-    """(normalised token, surface word) pairs; possessive "s" tokens are dropped."""
-    cleaned = clean_text(text)
-    out = []
-    for match in _WORD.finditer(cleaned):
-        word = match.group(0)
-        key = word.casefold()
-        if key == "s" and match.start() > 0 and cleaned[match.start() - 1] == "'":
-            continue
-        out.append((_norm_token(key), word))
-    return out
-
-
-def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(t for t, _ in _spans(text))
+#: Single words that are never useful query entities on their own.
+STOPWORDS = NAME_STOPWORDS
+_spans = name_spans
+_tokens = name_tokens
 
 
 class EntityLinker:

@@ -29,7 +29,6 @@ pool covers both.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ import numpy.typing as npt
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.graph.csr import gather_rows
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
+from langchain_graphrag_milvus.text.tokens import QUESTION_STOPWORDS, terms
 
 __all__ = [
     "PPRRankingParams",
@@ -53,7 +53,6 @@ __all__ = [
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,27 +152,12 @@ def order_passages(scores: F32, limit: int) -> I32:
 
 
 def _tokens(text: str) -> set[str]:
-    return {t.casefold() for t in _WORD.findall(text)}
-
-
-_STOP = frozenset(
-    """a an the of to in on at for by with and or is was were be been being did do does what who whom which
-    when where how why that this these those his her its their it he she they as from into than then there
-    also has have had not no""".split()
-)
-_SUFFIXES = ("ations", "ation", "ions", "ion", "ing", "ers", "er", "es", "ed", "s")
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    return terms(text)
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased, crudely stemmed words of ``text`` without stopwords."""
-    return {_stem(w) for w in (t.casefold() for t in _WORD.findall(text)) if w not in _STOP}
+    """Lower-cased, crudely stemmed words of ``text`` without stopwords (see :mod:`.text.tokens`)."""
+    return terms(text, stopwords=QUESTION_STOPWORDS, stem=True)
 
 
 def predicate_overlap(query: str, predicates: Sequence[str]) -> F32:

@@ -6,7 +6,7 @@ and return ``(ranked passages, reranker pool)``.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.retrieval.effects import Effect, Search
+from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, walk_ranking
@@ -25,6 +25,8 @@ from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
 __all__ = [
     "Candidate",
     "Ranked",
+    "QueryHits",
+    "relation_similarities",
     "similarity_ranking",
     "ppr_ranking",
     "order_from_positions",
@@ -57,6 +59,44 @@ class Ranked:
     ranked_by: str
     relations: list[Candidate] = field(default_factory=list)
     hops: int | None = None
+
+
+@dataclass
+class QueryHits:
+    """What the first searches found for a query: the ranking stages' input.
+
+    ``relation_hits`` are scored against ``qvec`` with :data:`RELATION_FIELDS`; the stages
+    reuse those scores instead of searching the same relations again.
+    """
+
+    graph: GraphIndex
+    view: GraphView | None
+    query: str
+    qvec: tuple[float, ...]
+    names: list[str]
+    entity_hits: Sequence[Sequence[Hit]]
+    relation_hits: Sequence[Hit]
+    passage_hits: Sequence[Hit]
+
+
+def relation_similarities(qvec: tuple[float, ...], ids: Sequence[str], known: Sequence[Hit]) -> Steps[list[Hit]]:
+    """The relations ``ids`` as hits scored against the query, most similar first.
+
+    The hits already in hand (``known``: an earlier search with the same query vector and
+    :data:`RELATION_FIELDS`) are reused; only the other ids are searched, in one search
+    restricted to them. With nothing in hand, exactly that one search's answer.
+    """
+    have = {h.id: h for h in known}
+    missing = [i for i in ids if i not in have]
+    hits: list[Hit] = []
+    if missing:
+        (hits,) = yield from ask(
+            Search("relations", (qvec,), len(missing), expr.in_list("pk", missing), RELATION_FIELDS)
+        )
+    reused = [have[i] for i in dict.fromkeys(ids) if i in have]
+    if not reused:
+        return list(hits)
+    return sorted([*hits, *reused], key=lambda h: -h.score)  # stable: a search's own order kept on ties
 
 
 def _graph_indices(lookup: Any, ids: Sequence[str]) -> np.ndarray:
@@ -98,7 +138,7 @@ def search_in_view(
     *,
     first: tuple[int, Sequence[Sequence[Hit]]] | None = None,
     min_score: float | None = None,
-) -> Generator[Effect, Any, list[list[Hit]]]:
+) -> Steps[list[list[Hit]]]:
     """The top ``k`` hits per vector *among the items the mask allows*.
 
     What a search over only the view's items would return, whatever lies outside it:
@@ -110,7 +150,7 @@ def search_in_view(
     limit, results = first if first is not None else (min(max(4 * k, 32), MAX_TOP_K), None)
     while True:
         if results is None:
-            results = yield Search(kind, vectors, limit, None, output_fields)
+            results = yield from ask(Search(kind, vectors, limit, None, output_fields))
         kept = [allowed(lookup, per, mask)[:k] for per in results]
         done = all(
             len(mine) >= k or len(per) < limit or (min_score is not None and per and per[-1].score < min_score)
@@ -176,19 +216,15 @@ def from_relations(relations: Sequence[Candidate], how: str) -> list[Ranked]:
 
 
 def similarity_ranking(
-    graph: GraphIndex,
-    qvec: tuple[float, ...],
-    entity_hits: Sequence[Sequence[Hit]],
-    relation_hits: Sequence[Hit],
-    p: RetrievalParams,
-    view: GraphView | None,
-    trace: dict[str, Any] | None = None,
-) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
+    q: QueryHits, p: RetrievalParams, trace: dict[str, Any] | None = None
+) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The seed's method: expand the hits, order the candidates by similarity to the query."""
-    e_idx = _graph_indices(graph.entities, [h.id for per in entity_hits for h in per])
-    e_sc = np.array([h.score for per in entity_hits for h in per], np.float32)
-    r_idx = _graph_indices(graph.relations, [h.id for h in relation_hits])
-    r_sc = np.array([h.score for h in relation_hits], np.float32)
+    graph, view = q.graph, q.view
+    relation_seeds = q.relation_hits[: p.relation_top_k]
+    e_idx = _graph_indices(graph.entities, [h.id for per in q.entity_hits for h in per])
+    e_sc = np.array([h.score for per in q.entity_hits for h in per], np.float32)
+    r_idx = _graph_indices(graph.relations, [h.id for h in relation_seeds])
+    r_sc = np.array([h.score for h in relation_seeds], np.float32)
     expansion = graph.expand(
         entity_seeds=e_idx[e_idx >= 0],
         entity_scores=e_sc[e_idx >= 0],
@@ -207,41 +243,20 @@ def similarity_ranking(
     if not ids:
         return [], []
     hops = dict(zip(ids, expansion.hops.tolist()))
-    (hits,) = yield Search("relations", (qvec,), len(ids), expr.in_list("pk", ids), RELATION_FIELDS)
+    hits = yield from relation_similarities(q.qvec, ids, q.relation_hits)
     pool = sorted(_candidates(hits, hops, view), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
     return from_relations(pool, "graph"), pool
 
 
 def ppr_ranking(
-    graph: GraphIndex,
-    query: str,
-    qvec: tuple[float, ...],
-    names: list[str],
-    entity_hits: Sequence[Sequence[Hit]],
-    relation_hits: Sequence[Hit],
-    passage_hits: Sequence[Hit],
-    p: RetrievalParams,
-    want_pool: bool,
-    view: GraphView | None,
-    trace: dict[str, Any] | None = None,
-) -> Generator[Effect, Any, tuple[list[Ranked], list[Candidate]]]:
+    q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None = None
+) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
-    params = p.walk
-    # entity seeds: exact names first, else the best vector hit of that name; under a view,
-    # an entity outside it counts as no entity at all (its name resolves by vector, inside)
-    exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
-    if view is not None:
-        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
-    ents = [int(e) for e in exact if e >= 0]
-    for name_idx, per in enumerate(entity_hits):
-        if exact[name_idx] < 0 and per:
-            found = _graph_indices(graph.entities, [per[0].id])
-            ents += [int(e) for e in found if e >= 0]
-    if view is not None:
-        ents = [e for e in ents if view.entities[e]]
-    seeds_r = relation_hits[: params.relation_seeds]
+    graph, view, params = q.graph, q.view, p.walk
+    ents = _entity_seeds(q)
+    seeds_r = q.relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])
-    seeds_p = passage_hits[: params.passage_seeds]
+    seeds_p = q.passage_hits[: params.passage_seeds]
     p_idx = np.asarray(graph.passages.find([h.id for h in seeds_p]), np.int32)
     seeds = WalkSeeds(
         r_idx.astype(np.int32),
@@ -258,31 +273,42 @@ def ppr_ranking(
         relation_mask=None if view is None else view.relations,
         allowed_passages=None if view is None else view.passages,
     )
-    order = order_arr.tolist()
-    seed_rel = _candidates(seeds_r, view=view)
     by_passage: dict[str, list[Candidate]] = {}
-    for cand in seed_rel:
+    for cand in _candidates(seeds_r, view=view):
         for pid in cand.passage_ids:
             by_passage.setdefault(pid, []).append(cand)
     hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
     if trace is not None:
         trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores)
-    ranked = [
-        Ranked(
-            graph.passages.ids[g],
-            float(scores[g]),
-            "graph",
-            list(by_passage.get(graph.passages.ids[g], [])),
-            hops=hop_of.get(g),
-        )
-        for g in order
-    ]
+    ranked = []
+    for g in order_arr.tolist():
+        pid = graph.passages.ids[g]
+        ranked.append(Ranked(pid, float(scores[g]), "graph", list(by_passage.get(pid, [])), hops=hop_of.get(g)))
     pool: list[Candidate] = []
     if want_pool:
-        pool = yield from _one_relation_per_passage(
-            graph, qvec, interleave([r.id for r in ranked], [h.id for h in passage_hits])[: p.max_candidates], view
-        )
+        listed = interleave([r.id for r in ranked], [h.id for h in q.passage_hits])[: p.max_candidates]
+        pool = yield from _one_relation_per_passage(q, listed)
     return ranked, pool
+
+
+def _entity_seeds(q: QueryHits) -> list[int]:
+    """Entity seeds: exact names first, else the best vector hit of that name.
+
+    Under a view, an entity outside it counts as no entity at all (its name resolves by
+    vector, inside).
+    """
+    graph, view = q.graph, q.view
+    exact = _graph_indices(graph.entities, [entity_id(n) for n in q.names])
+    if view is not None:
+        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
+    ents = [int(e) for e in exact if e >= 0]
+    for name_idx, per in enumerate(q.entity_hits):
+        if exact[name_idx] < 0 and per:
+            found = _graph_indices(graph.entities, [per[0].id])
+            ents += [int(e) for e in found if e >= 0]
+    if view is not None:
+        ents = [e for e in ents if view.entities[e]]
+    return ents
 
 
 def _passage_hops(
@@ -315,20 +341,19 @@ def _passage_hops(
     return hop_of
 
 
-def _one_relation_per_passage(
-    graph: GraphIndex, qvec: tuple[float, ...], passage_ids: list[str], view: GraphView | None
-) -> Generator[Effect, Any, list[Candidate]]:
+def _one_relation_per_passage(q: QueryHits, passage_ids: list[str]) -> Steps[list[Candidate]]:
     """For each passage, the relation to show the reranker.
 
     One that links to another listed passage (a hop the LLM can follow) if there is one,
     else the most similar to the query.
     """
+    graph, view = q.graph, q.view
     gidx = [int(i) for i in graph.passages.find(passage_ids) if i >= 0]
     if not gidx:
         return []
     rel_idx = np.unique(np.concatenate([graph.pas_rel.row(g) for g in gidx]))[:MAX_TOP_K]
     rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
-    (hits,) = yield Search("relations", (qvec,), len(rel_ids), expr.in_list("pk", rel_ids), RELATION_FIELDS)
+    hits = yield from relation_similarities(q.qvec, rel_ids, q.relation_hits)
     entity_passages: dict[int, set[str]] = {}
     for g in gidx:
         for ent in graph.passage_entities(g)[0].tolist():

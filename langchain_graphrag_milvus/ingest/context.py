@@ -1,0 +1,75 @@
+"""What ingestion needs of a store: its parts and its write settings, in one value.
+
+The store builds an :class:`IngestContext` for each call; ingestion never sees the store
+itself (so it cannot reach into its private state), only the parts it writes through
+(:class:`~langchain_graphrag_milvus.milvus.writes.StoreParts`) and these settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.runnables import Runnable
+
+from langchain_graphrag_milvus.ingest.triplets import TripletCache
+from langchain_graphrag_milvus.milvus.writes import StoreParts
+
+__all__ = ["IngestContext", "check_write_settings"]
+
+
+def check_write_settings(
+    batch_size: int, extraction_concurrency: int, synonym_threshold: float | None, source_field: str | None
+) -> None:
+    """Check a store's write settings (see :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`).
+
+    Raises:
+        TypeError: ``source_field`` is not a non-empty string or None.
+        ValueError: A count is not positive, or the threshold is not a cosine.
+    """
+    if source_field is not None and (not isinstance(source_field, str) or not source_field):
+        raise TypeError("source_field must be a metadata key (a non-empty string) or None")
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
+    if extraction_concurrency < 1:
+        raise ValueError("extraction_concurrency must be positive")
+    if synonym_threshold is not None and not -1.0 <= synonym_threshold <= 1.0:
+        raise ValueError("synonym_threshold is a cosine similarity in [-1, 1]")
+
+
+@dataclass(frozen=True)
+class IngestContext:
+    """A store's parts and write settings (see :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`).
+
+    Attributes:
+        parts: Connection, reads, graph cache and batch size.
+        embedding: Embeds every new text once.
+        cosine: The vector index's metric is cosine (vectors are checked for it).
+        extractor: The store's default triplet extractor.
+        extraction_cache: Extractions cached by passage text.
+        extraction_concurrency: Extraction calls in flight at once.
+        synonym_threshold: Link new entities to entities embedding at least this close (None: no).
+        synonym_top_k: At most this many synonym links per entity.
+        source_field: The metadata key naming a document's source.
+    """
+
+    parts: StoreParts
+    embedding: Embeddings
+    cosine: bool
+    extractor: Runnable[Any, Any] | None
+    extraction_cache: TripletCache
+    extraction_concurrency: int
+    synonym_threshold: float | None
+    synonym_top_k: int
+    source_field: str | None
+
+    @property
+    def partition_key_field(self) -> str | None:
+        """The passages' partition key field (None: no tenants)."""
+        return self.parts.connection.partition_key_field
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per embedding call and rows per insert."""
+        return self.parts.batch_size

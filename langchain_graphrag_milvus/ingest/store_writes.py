@@ -1,0 +1,156 @@
+"""The store's write operations: ingest, upsert, delete by source or id, merge entities.
+
+:class:`StoreWrites` is the write side of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`
+(which forwards its methods here). Each call takes a fresh
+:class:`~langchain_graphrag_milvus.ingest.context.IngestContext` from the store, so a
+changed setting (``store.extractor = ...``) applies to the next call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from langchain_graphrag_milvus.ingest.context import IngestContext
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from langchain_core.runnables import Runnable
+
+    from langchain_graphrag_milvus.ingest.merge import MergeReport
+    from langchain_graphrag_milvus.ingest.report import IngestReport
+    from langchain_graphrag_milvus.ingest.updates import DeleteReport, UpsertReport
+
+__all__ = ["StoreWrites"]
+
+
+class StoreWrites:
+    """Ingestion, updates and merges of one store.
+
+    Args:
+        context: Makes the store's parts and current write settings.
+    """
+
+    def __init__(self, context: Callable[[], IngestContext]) -> None:
+        self._context = context
+
+    def add_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+    ) -> IngestReport:
+        """Ingest seed-style ``{"passage", "triplets"}`` or ``{"id", "title", "text", "triplets"}`` records.
+
+        Malformed triplets are skipped and counted in the report (``strict=True`` raises
+        :class:`~langchain_graphrag_milvus.errors.MalformedTripletError` instead). Records
+        without a ``"triplets"`` key get theirs from the extractor, if one is set.
+        Re-ingesting the same records adds nothing.
+        """
+        from langchain_graphrag_milvus.ingest.load import ingest_mappings
+
+        context = self._context()
+        return ingest_mappings(context, records, strict=strict, show_progress=show_progress, extractor=extractor)
+
+    def add_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+        splitter: Any = None,
+    ) -> IngestReport:
+        """Ingest ``Document``s; ``metadata["triplets"]`` holds their triplets (absent: extracted).
+
+        The passage id is ``Document.id`` (or, when it is ``None``, a hash of the text and
+        metadata); the rest of the metadata is stored with the passage and returned on
+        retrieval. With a LangChain text ``splitter``, documents are chunked first (chunk
+        ids ``"{source}#0000"``...; ``metadata["source_id"]`` keeps the source: the
+        document id, else ``metadata[source_field]``).
+        """
+        from langchain_graphrag_milvus.ingest.load import ingest_documents
+        from langchain_graphrag_milvus.ingest.updates import split
+
+        if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
+            raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
+        context = self._context()
+        docs = (
+            split(list(documents), splitter, context.source_field, context.partition_key_field)
+            if splitter is not None
+            else documents
+        )
+        return ingest_documents(context, docs, strict=strict, show_progress=show_progress, extractor=extractor)
+
+    def add_jsonl(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+    ) -> IngestReport:
+        """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
+        from langchain_graphrag_milvus.ingest.load import ingest_jsonl
+
+        context = self._context()
+        return ingest_jsonl(context, path, strict=strict, show_progress=show_progress, extractor=extractor)
+
+    def upsert_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        splitter: Any = None,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+    ) -> UpsertReport:
+        """Make the store hold exactly these versions of these source documents.
+
+        Passages of a source that are not in the new version are deleted (with the
+        relations and entities only they supported), changed ones replaced, new ones added,
+        unchanged ones left alone. The source id is ``metadata["source_id"]``, else
+        ``Document.id``, else ``metadata[source_field]`` (``"source"``: a loader's file);
+        with ``partition_key_field`` a source is (tenant, source id). Everything is
+        validated before the first delete: a source with an invalid new document is kept
+        as it was and listed in ``report.sources_skipped`` (``strict``: raises).
+        """
+        from langchain_graphrag_milvus.ingest.updates import upsert_documents
+
+        context = self._context()
+        return upsert_documents(
+            context, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
+        )
+
+    def delete_documents(
+        self, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
+    ) -> DeleteReport:
+        """Delete all passages of these source documents, and what only they supported.
+
+        With ``partition_key_field`` pass ``tenant="..."`` (that tenant's passages of these
+        sources) or ``all_tenants=True`` (every tenant's); otherwise ``ValueError``.
+        """
+        from langchain_graphrag_milvus.ingest.updates import delete_documents
+
+        return delete_documents(self._context(), source_ids, tenant=tenant, all_tenants=all_tenants)
+
+    def delete_passages(self, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
+        """Delete passages by id (only ``tenant``'s when given), and what only they supported."""
+        from langchain_graphrag_milvus.ingest.updates import delete_passages
+
+        return delete_passages(self._context(), passage_ids, tenant=tenant)
+
+    def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
+        """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
+
+        Relations naming a merged entity are rewritten to name ``into`` (joining an equal
+        relation if there is one), the merged entity rows are deleted, and the graph index
+        is updated in place. Crash-safe and re-runnable; see
+        :mod:`~langchain_graphrag_milvus.ingest.merge`.
+        """
+        from langchain_graphrag_milvus.ingest.merge import merge_entities
+
+        return merge_entities(self._context(), names, into)

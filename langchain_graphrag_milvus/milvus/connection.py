@@ -1,0 +1,303 @@
+"""The store's link to Milvus: clients, collection names, opening and creating collections.
+
+:class:`MilvusConnection` knows where the collections are and whether they are usable; it
+reads and writes nothing but schema, collection properties (the generation counter) and
+the bookkeeping of which collections must be read with ``"Strong"`` consistency after a
+delete. Reads (:mod:`.reads`), writes (:mod:`.writes`) and the graph cache
+(:mod:`.graph_cache`) all go through one connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pymilvus import AsyncMilvusClient, MilvusClient
+
+from langchain_graphrag_milvus.errors import CollectionNotFoundError, GraphRAGError, StoreConnectionError
+from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.lite import (
+    acquire_lite,
+    check_lite_parent,
+    is_lite,
+    lite_connection_args,
+    lite_filter,
+    release_lite,
+)
+from langchain_graphrag_milvus.milvus.schema import (
+    DEFAULT_INDEX_PARAMS,
+    KINDS,
+    Kind,
+    check_collection,
+    create_collection,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_milvus import Milvus
+
+__all__ = ["MilvusConnection", "GENERATION_KEY", "index_and_search_params"]
+
+#: The collection property (on the relation collection) that counts changes to the graph's data.
+GENERATION_KEY = "graphrag.generation"
+
+
+def index_and_search_params(
+    index_params: Mapping[str, Any] | None, search_params: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The index parameters of new collections and the search parameters, with one metric.
+
+    Default: exact ``FLAT``/``COSINE`` search.
+
+    Raises:
+        ValueError: The metric is not ``COSINE`` or ``IP`` (scores must be similarities).
+    """
+    index = dict(index_params or DEFAULT_INDEX_PARAMS)
+    metric = str(index.get("metric_type", "COSINE")).upper()
+    if metric not in ("COSINE", "IP"):
+        raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
+    index["metric_type"] = metric
+    return index, {"metric_type": metric, "params": {}, **dict(search_params or {})}
+
+
+class MilvusConnection:
+    """Clients and collections of one store (nothing is contacted before first use).
+
+    Args:
+        uri: Milvus Lite path (its parent directory must exist), server URI or Zilliz
+            Cloud endpoint.
+        token: ``"user:password"`` or an API key.
+        connection_args: Other arguments of ``MilvusClient``.
+        collection_prefix: Collections are ``{prefix}_{kind}`` (a valid field name).
+        index_params: Vector index of new collections.
+        consistency_level: Of reads (and of new collections).
+        partition_key_field: The passages' partition key field, if any (a valid field name).
+        timeout: Seconds allowed for each Milvus call (and for connecting).
+        owned_kinds: The collections :meth:`drop` removes.
+    """
+
+    def __init__(
+        self,
+        *,
+        uri: str,
+        token: str | None = None,
+        connection_args: Mapping[str, Any],
+        collection_prefix: str,
+        index_params: Mapping[str, Any],
+        consistency_level: str,
+        partition_key_field: str | None,
+        timeout: float | None,
+        owned_kinds: Sequence[Kind] = KINDS,
+    ) -> None:
+        expr.field_name(collection_prefix)
+        if is_lite(uri):
+            check_lite_parent(uri)  # a typo'd path fails here, not later as an empty store
+        if partition_key_field is not None:
+            expr.field_name(partition_key_field)
+        self.uri = uri
+        self.connection_args = {**dict(connection_args), "uri": uri}
+        if token:
+            self.connection_args["token"] = token
+        self.collection_prefix = collection_prefix
+        self.index_params = dict(index_params)
+        self.consistency_level = consistency_level
+        self.partition_key_field = partition_key_field
+        self.timeout = timeout
+        self.owned_kinds = tuple(owned_kinds)
+        #: One lock for the connection and the graph cache built on it.
+        self.lock = threading.RLock()
+        self.dim: int | None = None
+        self._client: MilvusClient | None = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncMilvusClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._strong_reads: set[Kind] = set()
+        self._vector_stores: dict[Kind, Milvus] = {}
+
+    def collection_name(self, kind: Kind) -> str:
+        """Name of the collection holding ``kind``."""
+        return f"{self.collection_prefix}_{kind}"
+
+    # ------------------------------------------------------------------ clients
+    def resolved_args(self) -> dict[str, Any]:
+        """The ``MilvusClient`` arguments (Milvus Lite's with its gRPC options)."""
+        args = dict(self.connection_args)
+        return lite_connection_args(args) if is_lite(str(args["uri"])) else args
+
+    @property
+    def client(self) -> MilvusClient:
+        """The synchronous ``MilvusClient`` (connects on first use)."""
+        if self._client is None:
+            with self.lock:
+                if self._client is None:
+                    for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
+                        logging.getLogger(name).addFilter(lite_filter)
+                    self._client = self._connect(MilvusClient)
+                    if is_lite(self.uri):
+                        acquire_lite(self.resolved_args()["uri"])
+        return self._client
+
+    def _connect(self, client_class: Any) -> Any:
+        try:
+            return client_class(**self.resolved_args(), timeout=self.timeout)
+        except Exception as exc:  # pymilvus raises several types here; all mean the same
+            raise StoreConnectionError(
+                f"cannot connect to Milvus at {self.uri!r}: {exc}. Check that the URI is a server "
+                "(http://host:19530), a Zilliz Cloud endpoint (https://..., with token=API key) or a "
+                "local Milvus Lite path ending in .db, and that the server is running"
+            ) from exc
+
+    async def aclient(self) -> AsyncMilvusClient:
+        """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
+        loop = asyncio.get_running_loop()
+        client = self._aclients.get(loop)
+        if client is None:
+            client = self._connect(AsyncMilvusClient)
+            self._aclients[loop] = client
+        return client
+
+    def close(self) -> None:
+        """Close the clients; with Milvus Lite, stop its server when no store of this process uses it."""
+        with self.lock:
+            had_client = self._client is not None
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+            self._aclients.clear()
+            self._vector_stores.clear()
+            self.dim = None
+            if had_client and is_lite(self.uri):
+                release_lite(self.resolved_args()["uri"])
+
+    # ------------------------------------------------------------------ collections
+    def exists(self) -> bool:
+        """True if all three collections exist."""
+        return all(self.client.has_collection(self.collection_name(k)) for k in KINDS)
+
+    def ensure_collections(self, dim: int) -> None:
+        """Create missing collections for ``dim``-dimensional vectors; check existing ones."""
+        with self.lock:
+            created = self._create_missing(KINDS, dim, self.partition_key_field)
+            for name in created:  # the loads run in parallel on the server; wait for each
+                self.client.load_collection(name, timeout=self.timeout)
+            self.dim = dim
+
+    def _create_missing(self, kinds: Sequence[Kind], dim: int, partition_key: str | None) -> list[str]:
+        """Check the collections of ``kinds`` that exist, create the others; return the created names."""
+        created = []
+        for kind in kinds:
+            name = self.collection_name(kind)
+            if self.client.has_collection(name):
+                check_collection(self.client.describe_collection(name), kind, dim, partition_key)
+                continue
+            created.append(name)
+            create_collection(
+                self.client,
+                name,
+                kind,
+                dim,
+                index_params=self.index_params,
+                consistency_level=self.consistency_level,
+                timeout=self.timeout,
+                partition_key=partition_key,
+            )
+        return created
+
+    def check_open(self) -> int:
+        """Check the collections exist and are ours; return their dimension (loads them)."""
+        if self.dim is not None:
+            return self.dim
+        with self.lock:
+            if self.dim is not None:
+                return self.dim
+            missing = [k for k in KINDS if not self.client.has_collection(self.collection_name(k))]
+            if missing:
+                raise CollectionNotFoundError(
+                    f"no {', '.join(missing)} collection under prefix {self.collection_prefix!r} at "
+                    f"{self.uri!r}; ingest data first (store.add_records / add_documents / add_jsonl)"
+                )
+            key = self.partition_key_field
+            dims = {
+                check_collection(self.client.describe_collection(self.collection_name(k)), k, None, key) for k in KINDS
+            }
+            if len(dims) != 1:
+                raise GraphRAGError(f"collections under {self.collection_prefix!r} disagree on dimension")
+            for kind in KINDS:
+                self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
+            self.dim = dims.pop()
+            return self.dim
+
+    async def acheck_open(self) -> None:
+        """:meth:`check_open` off the event loop, unless already done."""
+        if self.dim is None:
+            await asyncio.to_thread(self.check_open)
+
+    def drop(self) -> None:
+        """Drop the collections this store owns (irreversible)."""
+        with self.lock:
+            for kind in self.owned_kinds:
+                name = self.collection_name(kind)
+                if self.client.has_collection(name):
+                    self.client.drop_collection(name)
+            self._vector_stores.clear()
+            self.dim = None
+
+    def vector_store(self, kind: Kind, embedding: Embeddings, search_params: Mapping[str, Any]) -> Milvus:
+        """The collection of ``kind`` as a ``langchain_milvus.Milvus`` vector store (cached until close)."""
+        from langchain_milvus import Milvus
+
+        self.check_open()
+        with self.lock:
+            if kind not in self._vector_stores:
+                self._vector_stores[kind] = Milvus(**self._vector_store_args(kind, embedding, search_params))
+            return self._vector_stores[kind]
+
+    def _vector_store_args(self, kind: Kind, embedding: Embeddings, search_params: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "embedding_function": embedding,
+            "collection_name": self.collection_name(kind),
+            "connection_args": self.resolved_args(),
+            "consistency_level": self.consistency_level,
+            "search_params": dict(search_params),
+            "auto_id": False,
+            "enable_dynamic_field": kind == "passages",
+            "primary_field": "pk",
+            "text_field": "text",
+            "vector_field": "vector",
+            "timeout": self.timeout,
+        }
+
+    # ------------------------------------------------------------------ read consistency
+    def consistency(self, kind: Kind) -> str:
+        """The consistency level of a read of ``kind``.
+
+        After a delete, that collection is read strongly until this process writes to it
+        again (measured on Milvus 2.3: a ``"Session"`` read right after a delete can still
+        return the deleted rows).
+        """
+        return "Strong" if kind in self._strong_reads else self.consistency_level
+
+    def deleted(self, kind: Kind) -> None:
+        """Record a delete in ``kind``: read it strongly from now on."""
+        self._strong_reads.add(kind)
+
+    def written(self, kind: Kind) -> None:
+        """Record an insert or upsert in ``kind``: its timestamp follows any earlier delete."""
+        self._strong_reads.discard(kind)
+
+    # ------------------------------------------------------------------ generation counter
+    def generation(self) -> int:
+        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
+        self.check_open()
+        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
+        return int(props.get(GENERATION_KEY, 0))
+
+    def set_generation(self, value: int) -> None:
+        """Store a new value of the generation counter."""
+        self.client.alter_collection_properties(
+            self.collection_name("relations"), properties={GENERATION_KEY: str(value)}, timeout=self.timeout
+        )

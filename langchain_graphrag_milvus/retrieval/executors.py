@@ -1,0 +1,146 @@
+"""The two executors of the sans-IO pipelines: blocking (``invoke``) and ``await`` (``ainvoke``).
+
+A pipeline is a generator of :mod:`~langchain_graphrag_milvus.retrieval.effects`. An
+executor answers each effect against a :class:`~langchain_graphrag_milvus.retrieval.store_api.RetrievalStore`
+and sends the answer back (a failing effect is thrown back into the generator, which
+decides where to fall back); the generator's return value is the result. Both executors
+run the very same pipeline code, so ``invoke`` and ``ainvoke`` cannot drift apart.
+
+Example:
+    .. code-block:: python
+
+        from langchain_graphrag_milvus.retrieval.executors import run_sync
+        from langchain_graphrag_milvus.retrieval.graph_pipeline import naive_pipeline
+
+        docs = run_sync(naive_pipeline("Who taught Euler?", 2, None), store)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, TypeVar
+
+from langchain_graphrag_milvus.milvus.filters import filter_errors
+from langchain_graphrag_milvus.retrieval.effects import (
+    Compute,
+    Effect,
+    Embed,
+    EntityNames,
+    Fetch,
+    Gather,
+    GetGraph,
+    Invoke,
+    LinkEntities,
+    Notify,
+    Request,
+    Search,
+    Steps,
+    ViewOf,
+)
+from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
+from langchain_graphrag_milvus.retrieval.timeouts import ainvoke_with_timeout, invoke_with_timeout
+
+logger = logging.getLogger("langchain_graphrag_milvus")
+
+__all__ = ["run_sync", "run_async", "answer_sync", "answer_async"]
+
+T = TypeVar("T")
+
+
+def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = None) -> Any:
+    """The answer to one effect, by blocking calls (``callbacks``: the run's child callback manager)."""
+    if isinstance(effect, Invoke):
+        return invoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
+    if isinstance(effect, Notify):
+        logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
+        if callbacks is not None:
+            callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
+        return None
+    if isinstance(effect, Embed):
+        return store.embedding.embed_documents(list(effect.texts))
+    if isinstance(effect, Search):
+        return store.search(
+            effect.kind,
+            effect.vectors,
+            effect.limit,
+            filter_expr=effect.filter_expr,
+            output_fields=effect.output_fields,
+        )
+    if isinstance(effect, Fetch):
+        return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
+    if isinstance(effect, Gather):
+        return [answer_sync(e, store, callbacks) for e in effect.effects]
+    if isinstance(effect, GetGraph):
+        return store.graph
+    if isinstance(effect, LinkEntities):
+        with filter_errors(effect.filter_expr):
+            return store.entity_linker(effect.filter_expr).find(effect.query)
+    if isinstance(effect, EntityNames):
+        names = store.entity_names()
+        return {i: names.get(i, "") for i in effect.ids}
+    if isinstance(effect, ViewOf):
+        with filter_errors(effect.filter_expr):
+            return store.graph_view(effect.filter_expr, effect.graph)
+    if isinstance(effect, Compute):
+        return effect.fn(*effect.args)
+    raise TypeError(f"unknown effect {effect!r}")
+
+
+async def answer_async(effect: Request[Any], store: RetrievalStore, callbacks: Any = None) -> Any:
+    """The answer to one effect, awaited (reads that build the graph run in a worker thread)."""
+    if isinstance(effect, Invoke):
+        return await ainvoke_with_timeout(effect.runnable, effect.input, {"callbacks": callbacks}, effect.timeout)
+    if isinstance(effect, Notify):
+        logger.info("%s: %s", effect.name, effect.data.get("reason", effect.data))
+        if callbacks is not None:
+            await callbacks.on_custom_event(effect.name, effect.data, run_id=callbacks.parent_run_id)
+        return None
+    if isinstance(effect, Embed):
+        return await store.embedding.aembed_documents(list(effect.texts))
+    if isinstance(effect, Search):
+        return await store.asearch(
+            effect.kind,
+            effect.vectors,
+            effect.limit,
+            filter_expr=effect.filter_expr,
+            output_fields=effect.output_fields,
+        )
+    if isinstance(effect, Fetch):
+        return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
+    if isinstance(effect, Gather):
+        return list(await asyncio.gather(*(answer_async(e, store, callbacks) for e in effect.effects)))
+    if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf, Compute)):
+        # building the graph or the linker reads Milvus: keep the event loop free
+        return await asyncio.to_thread(answer_sync, effect, store, callbacks)
+    raise TypeError(f"unknown effect {effect!r}")
+
+
+def run_sync(pipeline: Steps[T], store: RetrievalStore, callbacks: Any = None) -> T:
+    """Run ``pipeline`` to its end with :func:`answer_sync`; return what it returns."""
+    value: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect: Effect = pipeline.throw(error) if error is not None else pipeline.send(value)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            value, error = answer_sync(effect, store, callbacks), None
+        except Exception as exc:
+            value, error = None, exc
+
+
+async def run_async(pipeline: Steps[T], store: RetrievalStore, callbacks: Any = None) -> T:
+    """Run ``pipeline`` to its end with :func:`answer_async`; return what it returns."""
+    value: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect: Effect = pipeline.throw(error) if error is not None else pipeline.send(value)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            value, error = await answer_async(effect, store, callbacks), None
+        except Exception as exc:
+            value, error = None, exc

@@ -1,0 +1,126 @@
+"""The evaluation harness and its CLI, on small data with fake embeddings (fast)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from langchain_graphrag_milvus.cli.evaluation import Question, evaluate, load_questions
+from langchain_graphrag_milvus.cli.main import main
+from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
+
+from ..fakes import LexicalEmbeddings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def nano_files(tmp_path: Path) -> tuple[Path, Path]:
+    passages = tmp_path / "passages.jsonl"
+    with passages.open("w") as f:
+        for i, rec in enumerate(nano_dataset()):
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"nano-{i}",
+                        "title": rec["passage"].split(" (")[0],
+                        "text": rec["passage"],
+                        "triplets": rec["triplets"] + [["broken", "triplet"]],
+                    }
+                )
+                + "\n"
+            )
+    questions = tmp_path / "questions.jsonl"
+    with questions.open("w") as f:
+        f.write(
+            json.dumps(
+                {
+                    "id": "q1",
+                    "question": NANO_QUESTION,
+                    "hops": 2,
+                    "gold_passage_ids": ["nano-3", "nano-2"],
+                    "answer": "fluid dynamics",
+                }
+            )
+            + "\n"
+        )
+        f.write(
+            json.dumps(
+                {
+                    "id": "q2",
+                    "question": "Who was Jakob Bernoulli's younger brother?",
+                    "hops": 1,
+                    "gold_passage_ids": ["nano-0"],
+                }
+            )
+            + "\n"
+        )
+    return passages, questions
+
+
+def test_evaluate_reports_methods_hops_and_pools(make_store, tmp_path) -> None:
+    passages, questions = nano_files(tmp_path)
+    store = make_store(LexicalEmbeddings())
+    report = store.add_jsonl(passages)
+    assert report.triplets_skipped == 4
+    qs = load_questions(questions)
+    assert qs[0] == Question("q1", NANO_QUESTION, ("nano-3", "nano-2"), 2, "fluid dynamics")
+    assert len(load_questions(questions, limit=1)) == 1
+    result = evaluate(store, qs)
+    data = result.to_dict()
+    assert set(data["methods"]) == {"naive", "graph", "graph_similarity"}
+    for m in data["methods"].values():
+        assert 0.0 <= m["recall@2"] <= m["recall@5"] <= 1.0
+        assert set(m["by_hops"]) == {"1", "2"}
+    pool = data["pool"]
+    assert 0 < pool["median_size"] <= 50 and 0.0 <= pool["gold_coverage"] <= 1.0
+    assert pool["median_prompt_chars"] > 500  # the one-shot example alone is ~1,000 characters
+    table = result.table()
+    assert "| graph |" in table and "gold coverage" in table
+
+
+def test_cli_eval_writes_json(tmp_path, capsys) -> None:
+    passages, questions = nano_files(tmp_path)
+    out = tmp_path / "out.json"
+    code = main(
+        [
+            "eval",
+            "--passages",
+            str(passages),
+            "--questions",
+            str(questions),
+            "--json",
+            str(out),
+            "--embeddings",
+            "fake",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--limit",
+            "1",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["methods"]["naive"]["questions"] == 1 and "gold_coverage" in data["pool"]
+    assert "| naive |" in capsys.readouterr().out
+    # a second run reuses the cached embeddings and the ingested collections
+    assert (
+        main(
+            [
+                "eval",
+                "--passages",
+                str(passages),
+                "--questions",
+                str(questions),
+                "--embeddings",
+                "fake",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--limit",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert "0 texts embedded" in capsys.readouterr().err
