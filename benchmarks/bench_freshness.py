@@ -63,7 +63,7 @@ def time_to_notice(
     in_graph = float("nan")
     while time.perf_counter() - start < 60:
         ids = {d.id for d in retriever.invoke("Who did Zeta Quokka meet?", entities=names)}
-        if in_graph != in_graph and marker in reader._graph.passages:  # type: ignore[union-attr]
+        if in_graph != in_graph and marker in reader._graph_cache.loaded.passages:  # type: ignore[union-attr]
             in_graph = time.perf_counter() - start
         if marker in ids:
             return in_graph, time.perf_counter() - start

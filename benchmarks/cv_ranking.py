@@ -339,18 +339,27 @@ def load_set(
         store.close()
 
 
+def candidate(spec: str) -> WalkParams:
+    """The default with ``option=value[,option=value...]`` applied (values parsed by the default's type)."""
+    default = WalkParams()
+    changes = {}
+    for part in spec.split(","):
+        option, _, value = part.partition("=")
+        changes[option] = type(getattr(default, option))(value)
+    return WalkParams(**{**default.__dict__, **changes})
+
+
 def compare(sets: dict[str, dict[str, Any]], variants: list[WalkParams], options: list[str], n_folds: int) -> None:
     """A second table: the default against the default with ``option=value`` (same run, same folds)."""
     default = WalkParams()
     for spec in options:
-        option, _, value = spec.partition("=")
-        cand = WalkParams(**{**default.__dict__, option: type(getattr(default, option))(value)})
+        cand = candidate(spec)
         if cand not in variants or default not in variants:
             log(f"--compare {spec}: not in the grid")
             continue
         d, c = variants.index(default), variants.index(cand)
         print(
-            f"\n| set | default R@2 / R@5 | {option}={getattr(cand, option)} | "  # noqa: T201
+            f"\n| set | default R@2 / R@5 | {spec} | "  # noqa: T201
             "default − naive per fold R@2 | R@5 | candidate − naive per fold R@2 | R@5 |"
         )
         print("|---|---|---|---|---|---|---|")  # noqa: T201
@@ -378,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         "--compare",
         nargs="*",
         default=[],
-        help="option=value settings of WalkParams to compare with the default (e.g. novel_seeds=all)",
+        help="option=value[,option=value] settings of WalkParams to compare with the default "
+        "(e.g. novel_seeds=all or ppr_method=push,push_epsilon=1e-5; settings outside the grid are ranked too)",
     )
     parser.add_argument("--rerun", action="store_true", help="rank again even if this grid's runs are cached")
     args = parser.parse_args(argv)
@@ -392,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             log("offline extractor not installed: only the given triplets")
     variants = grid(args.full_grid)
+    n_grid = len(variants)  # --compare settings outside the grid are ranked too, but not fitted by the CV
+    variants += [c for c in dict.fromkeys(candidate(spec) for spec in args.compare) if c not in variants]
     sets = {}
     for pair in pairs:
         dataset, source = pair.split(":")
@@ -402,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         sets[pair] = load_set(dataset, source, args.cache_dir, args.embed_cache or args.cache_dir, variants, args.check)
         runs_file.write_bytes(pickle.dumps(sets[pair]))
-    cv = cross_validate(sets, variants, args.folds)
+    cv = cross_validate(sets, variants[:n_grid], args.folds)
     head = (
         "| set | graph | naive R@2 / R@5 | old default | **new default** | new − naive | "
         f"new − naive per fold R@2 ({args.folds} folds: mean ± sd [min, max]) | R@5 | CV-fitted lift R@2 | R@5 |"
@@ -446,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     for i, (v, _) in enumerate(first):
         log(f"fold {i}: chose {v}")
     best = sorted(
-        range(len(variants)),
+        range(n_grid),
         key=lambda v: -np.mean([objective(s["variants"][v]) - objective(s["naive"]) for s in sets.values()]),
     )[:8]
     for v in best:

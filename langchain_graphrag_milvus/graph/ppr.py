@@ -110,9 +110,15 @@ def transition_matrices(
     return to_nodes, to_relations
 
 
-def _add_weights(vec: F32, offset: int, size: int, weights: Weights, what: str) -> None:
+def seed_arrays(weights: Weights, size: int, what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Validated ``(indices, weights)`` of one node type's restart weights (empty for ``None``).
+
+    Raises:
+        ValueError: Indices and values differ in length, or a weight is negative or not finite.
+        IndexError: An index is outside ``0..size - 1``.
+    """
     if weights is None:
-        return
+        return np.empty(0, np.int64), np.empty(0, np.float64)
     if isinstance(weights, Mapping):
         idx = np.fromiter(weights.keys(), dtype=np.int64, count=len(weights))
         w = np.fromiter(weights.values(), dtype=np.float64, count=len(weights))
@@ -122,12 +128,18 @@ def _add_weights(vec: F32, offset: int, size: int, weights: Weights, what: str) 
     if idx.size != w.size:
         raise ValueError(f"{what} weights: indices and values differ in length")
     if idx.size == 0:
-        return
+        return idx, w
     if idx.min() < 0 or idx.max() >= size:
         raise IndexError(f"{what} index out of range 0..{size - 1}")
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ValueError(f"{what} weights must be finite and non-negative")
-    np.add.at(vec, offset + idx, w.astype(np.float32))
+    return idx, w
+
+
+def _add_weights(vec: F32, offset: int, size: int, weights: Weights, what: str) -> None:
+    idx, w = seed_arrays(weights, size, what)
+    if idx.size:
+        np.add.at(vec, offset + idx, w.astype(np.float32))
 
 
 def personalized_pagerank(

@@ -32,12 +32,14 @@ fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.local_ppr import push_pagerank
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
 from langchain_graphrag_milvus.retrieval.ranking import entity_passage_counts
 
@@ -71,6 +73,13 @@ class WalkParams:
             cross-validation, not the default
             (``benchmarks/README.md``): ``"all"`` loses 3–5 points of R@2; ``"entities"``
             gains 1–3 points of R@2 (3 + 1 questions) with a wider fold spread.
+        ppr_method: How each walk is solved. ``"global"``: power iteration over the whole
+            graph (:func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank`).
+            ``"push"``: residual pushes from the seeds
+            (:func:`~langchain_graphrag_milvus.graph.local_ppr.push_pagerank`), whose cost
+            follows the seeds' neighbourhood, not the graph's size; an approximation within
+            ``push_epsilon``. Not the default (``benchmarks/README.md``).
+        push_epsilon: Residual tolerance per unit of degree of ``"push"``.
     """
 
     relation_seeds: int = 50
@@ -81,6 +90,8 @@ class WalkParams:
     chain_mode: str = "entities"
     cover_query_entities: bool = True
     novel_seeds: str = "none"
+    ppr_method: str = "global"
+    push_epsilon: float = 1e-6
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.damping < 1.0:
@@ -93,6 +104,10 @@ class WalkParams:
             raise ValueError(f"chain_mode must be 'entities' or 'passages', got {self.chain_mode!r}")
         if self.novel_seeds not in ("none", "entities", "all"):
             raise ValueError(f"novel_seeds must be 'none', 'entities' or 'all', got {self.novel_seeds!r}")
+        if self.ppr_method not in ("global", "push"):
+            raise ValueError(f"ppr_method must be 'global' or 'push', got {self.ppr_method!r}")
+        if not self.push_epsilon > 0.0:
+            raise ValueError(f"push_epsilon must be positive, got {self.push_epsilon!r}")
 
 
 @dataclass(frozen=True)
@@ -147,19 +162,22 @@ def _walk(
     ent: F32,
     rel: F32,
     pas: F32,
-    damping: float,
+    params: WalkParams,
     relation_mask: npt.NDArray[np.bool_] | None,
     passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[F32, F32]:
     """Passage and entity mass of one walk (zeros when there is no seed); masks: a tenant view's subgraph."""
     if not (ent.any() or rel.any() or pas.any()):
         return np.zeros(graph.n_passages, np.float32), np.zeros(graph.n_entities, np.float32)
-    res = personalized_pagerank(
+    solve = personalized_pagerank
+    if params.ppr_method == "push":
+        solve = partial(push_pagerank, epsilon=params.push_epsilon)
+    res = solve(
         graph,
         entity_weights=(np.flatnonzero(ent), ent[ent > 0]),
         relation_weights=(np.flatnonzero(rel), rel[rel > 0]),
         passage_weights=(np.flatnonzero(pas), pas[pas > 0]),
-        damping=damping,
+        damping=params.damping,
         relation_mask=relation_mask,
         passage_mask=passage_mask,
     )
@@ -246,7 +264,7 @@ def walk_ranking(
     """
     masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
     ent, rel, pas = seed_weights(graph, seeds, params, masks)
-    scores, entity_mass = _walk(graph, ent, rel, pas, params.damping, *masks)
+    scores, entity_mass = _walk(graph, ent, rel, pas, params, *masks)
     if allowed_passages is not None:
         scores = np.where(allowed_passages, scores, 0).astype(np.float32)
     order = _order(scores, set())
@@ -259,13 +277,13 @@ def walk_ranking(
         if params.chain_mode == "passages":
             p2 = pas.copy()
             p2[picked] += 1.0 / len(picked)
-            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params.damping, *masks)
+            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params, *masks)
         else:
             rel2, pas2 = rel, pas
             if params.novel_seeds != "none":
                 rel2, pas2, bridge = _novel(graph, picked, rel, pas, bridge, masks, params.novel_seeds)
             e2 = query_w + (bridge / bridge.sum() if bridge.any() else bridge)
-            nxt, _ = _walk(graph, e2, rel2, pas2, params.damping, *masks)
+            nxt, _ = _walk(graph, e2, rel2, pas2, params, *masks)
         if allowed_passages is not None:
             nxt = np.where(allowed_passages, nxt, 0).astype(np.float32)
         rest = _order(nxt, set(picked))

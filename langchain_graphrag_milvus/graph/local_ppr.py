@@ -1,0 +1,363 @@
+"""Local personalised PageRank by residual pushes (Andersen–Chung–Lang), costing the seeds' neighbourhood.
+
+The same walk as :func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank` (one
+node per entity, relation and passage; a relation is linked to its entities and to the
+passages that support it; restart at the seeds with probability ``1 - damping``; relation
+and passage masks remove those nodes' edges, so a tenant view's scores equal those of a
+graph that never held the rest), solved locally instead of by power iteration over the
+whole graph.
+
+Every node ``u`` holds an estimate ``p(u)`` and a residual ``r(u)`` (the restart mass not
+yet spread); at the start ``r`` is the restart vector. A *push* at ``u`` keeps
+``(1 - damping)·r(u)`` in ``p(u)`` and hands ``damping·r(u)/deg(u)`` to each neighbour.
+Nodes are pushed while ``r(u) ≥ epsilon·deg(u)``; the pushes run in rounds over the
+bipartite graph (all eligible relations at once, then all eligible entities and
+passages), so each round is a handful of numpy operations on the frontier only. Nothing
+is ever computed for a node no residual reached: the work is bounded by
+``1 / (epsilon·(1 - damping))`` edge visits whatever the graph's size (ACL 2006), and the
+memory touched follows it (the per-call dense arrays are allocated lazily: pages no push
+reaches are never mapped). The one cost that follows the graph is paid once per graph: its
+neighbour lists (the global solver's edges, as two CSRs) are built on first use and cached
+with it, like the global solver's matrices; a mask adds no per-graph work (masked degrees
+are counted for the nodes reached only).
+
+Guarantees, with ``x`` the exact solution of ``x = (1-d)·s + d·P·x`` (``s``: the restart
+weights normalised to sum 1; ``P``: the walk; mass reaching a node without edges is
+lost, as in the global solver before its final normalisation):
+
+* per node, ``0 ≤ x(v) − p(v) < epsilon·deg(v)`` (the undirected-graph ACL bound; it
+  holds on every masked subgraph, since that is an undirected graph too);
+* ``Σ_v (x(v) − p(v)) ≤ R``, the residual mass left (``LocalPPR.residual``); after both
+  sides are normalised to sum 1 (what :class:`~.ppr.PPRResult` holds) their L1 distance
+  is at most ``2·R / (Σp + R)`` (``PPRResult.residual`` of :func:`push_pagerank`).
+
+Example:
+    >>> from langchain_graphrag_milvus.graph import GraphIndex
+    >>> g = GraphIndex.from_relations(relation_keys=[1, 2], subject_keys=[10, 20],
+    ...     object_keys=[20, 30], passage_ids=[["p1"], ["p2"]])
+    >>> r = push_pagerank(g, entity_weights={0: 1.0}, epsilon=1e-9)
+    >>> round(float(r.entity.sum() + r.relation.sum() + r.passage.sum()), 6)
+    1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_graphrag_milvus.graph.csr import CSR, csr_from_pairs, gather_rows
+from langchain_graphrag_milvus.graph.data import GraphData
+from langchain_graphrag_milvus.graph.ppr import PPRResult, Weights, seed_arrays
+
+__all__ = ["LocalPPR", "local_pagerank", "push_pagerank"]
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_] | None
+
+
+@dataclass(frozen=True)
+class LocalPPR:
+    """The nodes a push reached and their estimates (un-normalised: the restart sums to 1).
+
+    Attributes:
+        entity_idx: Entities with a positive estimate (ascending).
+        entity: Their estimates ``p``.
+        relation_idx: Relations likewise.
+        relation: Their estimates.
+        passage_idx: Passages likewise.
+        passage: Their estimates.
+        residual: Restart mass not yet spread (``Σ r``): an upper bound on ``Σ (x − p)``.
+        rounds: Push rounds run (one round: every eligible relation, then every eligible
+            entity and passage).
+        pushes: Node pushes in all.
+        touched: Nodes that ever held residual (the work's footprint).
+        edges: Edges the pushes traversed.
+        converged: Every residual ended below ``epsilon·degree`` (False: ``max_rounds`` hit).
+    """
+
+    entity_idx: I64
+    entity: F64
+    relation_idx: I64
+    relation: F64
+    passage_idx: I64
+    passage: F64
+    residual: float
+    rounds: int
+    pushes: int
+    touched: int
+    edges: int
+    converged: bool
+
+    @property
+    def mass(self) -> float:
+        """``Σ p`` over all nodes."""
+        return float(self.entity.sum() + self.relation.sum() + self.passage.sum())
+
+    def to_result(self, graph: GraphData) -> PPRResult:
+        """Dense scores normalised to sum 1, like the global solver's (zeros without seeds)."""
+        total = self.mass
+        scale = 1.0 / total if total > 0 else 0.0
+        out = []
+        for n, idx, val in (
+            (graph.n_entities, self.entity_idx, self.entity),
+            (graph.n_relations, self.relation_idx, self.relation),
+            (graph.n_passages, self.passage_idx, self.passage),
+        ):
+            dense = np.zeros(n, np.float32)
+            dense[idx] = val * scale
+            out.append(dense)
+        bound = 2.0 * self.residual / (total + self.residual) if total > 0 else 0.0
+        return PPRResult(out[0], out[1], out[2], self.rounds, self.converged, bound)
+
+
+class _Walk:
+    """Neighbour lists and degrees of the (masked) walk graph; masked degrees only for nodes asked about.
+
+    Node numbering as in :mod:`.ppr`: relations on one side; entities ``0..E-1`` and
+    passages ``E..E+P-1`` on the other. The unmasked neighbour lists are built once per
+    graph (the same edges as the global solver's matrices) and cached with it.
+    """
+
+    def __init__(self, graph: GraphData, relation_mask: Mask, passage_mask: Mask) -> None:
+        self.n_e = graph.n_entities
+        self.rel_nbr, self.nod_nbr, self.rel_deg, self.nod_deg = _neighbours(graph)
+        self.rmask = None if relation_mask is None else np.asarray(relation_mask, dtype=bool)
+        self.pmask = None if passage_mask is None else np.asarray(passage_mask, dtype=bool)
+        # masked degrees, filled on first use: 0 unknown, else degree + 1 (untouched pages stay unmapped)
+        self._rel_deg = np.zeros(graph.n_relations, np.int64) if self.pmask is not None else None
+        self._nod_deg = np.zeros(self.nod_deg.size, np.int64) if self.rmask is not None else None
+
+    def targets(self, side: str, nodes: I64) -> tuple[I64, I64]:
+        """(neighbour, position in ``nodes``) of every allowed edge of ``nodes`` (one side)."""
+        owner, nbr = gather_rows(self.rel_nbr if side == "relations" else self.nod_nbr, cast(I32, nodes))
+        nbr64 = nbr.astype(np.int64)
+        if side == "relations" and self.pmask is not None:
+            ok = nbr64 < self.n_e
+            ok[~ok] = self.pmask[nbr64[~ok] - self.n_e]
+            return nbr64[ok], owner[ok].astype(np.int64)
+        if side == "nodes" and self.rmask is not None:
+            ok = self.rmask[nbr64]
+            return nbr64[ok], owner[ok].astype(np.int64)
+        return nbr64, owner.astype(np.int64)
+
+    def degrees(self, side: str, nodes: I64) -> F64:
+        """Degrees in the masked walk graph (a masked passage's is 0: it has no edge)."""
+        cache = self._rel_deg if side == "relations" else self._nod_deg
+        if cache is None:
+            deg = (self.rel_deg if side == "relations" else self.nod_deg)[nodes]
+            if side == "nodes" and self.pmask is not None:
+                pas = nodes >= self.n_e
+                deg[pas] *= self.pmask[nodes[pas] - self.n_e]
+            return deg
+        known = cache[nodes]
+        todo = np.flatnonzero(known == 0)
+        if todo.size:
+            _, owner = self.targets(side, nodes[todo])
+            known[todo] = np.bincount(owner, minlength=todo.size) + 1
+            cache[nodes[todo]] = known[todo]
+        out: F64 = (known - 1).astype(np.float64)
+        if side == "nodes" and self.pmask is not None:
+            pas = nodes >= self.n_e
+            out[pas] *= self.pmask[nodes[pas] - self.n_e]
+        return out
+
+
+def _neighbours(graph: GraphData) -> tuple[CSR, CSR, F64, F64]:
+    """Relation → entity/passage and entity/passage → relation lists, and degrees (cached per graph)."""
+    cached = graph._cache.get("push_neighbours")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    n_e, n_r, n_p = graph.n_entities, graph.n_relations, graph.n_passages
+    # the node side is entity → relations stacked on passage → relations: the global solver's edges
+    indptr = np.concatenate([graph.ent_rel.indptr, graph.ent_rel.indptr[-1] + graph.pas_rel.indptr[1:]])
+    nod_nbr = CSR(indptr.astype(np.int64), np.concatenate([graph.ent_rel.indices, graph.pas_rel.indices]))
+    rows = np.repeat(np.arange(n_e + n_p, dtype=np.int64), np.diff(nod_nbr.indptr))
+    rel_nbr = csr_from_pairs(nod_nbr.indices, rows, n_r)
+    out = (rel_nbr, nod_nbr, np.diff(rel_nbr.indptr).astype(np.float64), np.diff(nod_nbr.indptr).astype(np.float64))
+    graph._cache["push_neighbours"] = out
+    return out
+
+
+def _distinct(values: I64, stamp: I64) -> I64:
+    """The distinct values, without sorting (``stamp``: scratch array indexed by value, any content)."""
+    pos = np.arange(values.size, dtype=np.int64)
+    stamp[values] = pos
+    out: I64 = values[stamp[values] == pos]
+    return out
+
+
+def _restart(
+    graph: GraphData, weights: tuple[Weights, Weights, Weights], relation_mask: Mask, passage_mask: Mask
+) -> tuple[I64, F64, I64, F64]:
+    """Seeds (entities and passages as nodes ``E + p``; relations), normalised to sum 1 (empty if none)."""
+    n_e = graph.n_entities
+    e_idx, e_w = seed_arrays(weights[0], n_e, "entity")
+    r_idx, r_w = seed_arrays(weights[1], graph.n_relations, "relation")
+    p_idx, p_w = seed_arrays(weights[2], graph.n_passages, "passage")
+    if relation_mask is not None:
+        keep = np.asarray(relation_mask, dtype=bool)[r_idx]
+        r_idx, r_w = r_idx[keep], r_w[keep]
+    if passage_mask is not None:
+        keep = np.asarray(passage_mask, dtype=bool)[p_idx]
+        p_idx, p_w = p_idx[keep], p_w[keep]
+    n_idx, n_w = np.concatenate([e_idx, n_e + p_idx]), np.concatenate([e_w, p_w])
+    total = float(n_w.sum() + r_w.sum())
+    if total <= 0.0:
+        return n_idx[:0], n_w[:0], r_idx[:0], r_w[:0]
+    return n_idx, n_w / total, r_idx, r_w / total
+
+
+def local_pagerank(
+    graph: GraphData,
+    *,
+    entity_weights: Weights = None,
+    relation_weights: Weights = None,
+    passage_weights: Weights = None,
+    damping: float = 0.5,
+    epsilon: float = 1e-6,
+    max_rounds: int = 10_000,
+    relation_mask: Mask = None,
+    passage_mask: Mask = None,
+) -> LocalPPR:
+    """Push-based personalised PageRank: the reached nodes' un-normalised estimates (sparse).
+
+    Args:
+        graph: The graph.
+        entity_weights: ``{entity_index: weight}`` or ``(indices, weights)``.
+        relation_weights: Same for relations.
+        passage_weights: Same for passages.
+        damping: Probability of following an edge.
+        epsilon: Residual tolerance per unit of degree: pushing stops when every node's
+            residual is below ``epsilon·deg``. Smaller is closer to the exact scores and
+            costs more (work ≤ ``1 / (epsilon·(1 - damping))`` edge visits).
+        max_rounds: Upper bound on push rounds (``converged`` is False when it is hit).
+        relation_mask: Optional boolean mask; masked-out relations are not part of the walk.
+        passage_mask: Optional boolean mask over passages, likewise.
+
+    Returns:
+        The estimates of the nodes reached, and the work done.
+
+    Raises:
+        ValueError: ``damping`` outside [0, 1), ``epsilon`` not positive, bad weights.
+        IndexError: A seed index out of range.
+    """
+    if not 0.0 <= damping < 1.0:
+        raise ValueError("damping must be in [0, 1)")
+    if not (epsilon > 0.0 and np.isfinite(epsilon)):
+        raise ValueError("epsilon must be positive")
+    weights = (entity_weights, relation_weights, passage_weights)
+    n_idx, n_w, r_idx, r_w = _restart(graph, weights, relation_mask, passage_mask)
+    walk = _Walk(graph, relation_mask, passage_mask)
+    n_r, n_n = graph.n_relations, graph.n_entities + graph.n_passages
+    # lazily zeroed dense state: only the pages of nodes the push reaches are ever touched
+    res = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
+    est = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
+    stamp = {"relations": np.empty(n_r, np.int64), "nodes": np.empty(n_n, np.int64)}
+    np.add.at(res["relations"], r_idx, r_w)
+    np.add.at(res["nodes"], n_idx, n_w)
+    cand = {"relations": _distinct(r_idx, stamp["relations"]), "nodes": _distinct(n_idx, stamp["nodes"])}
+    seen: dict[str, list[I64]] = {"relations": [cand["relations"]], "nodes": [cand["nodes"]]}
+    other = {"relations": "nodes", "nodes": "relations"}
+    rounds = pushes = edges = 0
+    while (cand["relations"].size or cand["nodes"].size) and rounds < max_rounds:
+        rounds += 1
+        for side in ("relations", "nodes"):
+            nodes, to = cand[side], other[side]
+            if not nodes.size:
+                continue
+            deg = walk.degrees(side, nodes)
+            mass = res[side][nodes]
+            act = (mass > 0) & (mass >= epsilon * deg)
+            nodes, mass, deg = nodes[act], mass[act], deg[act]
+            pushes += nodes.size
+            est[side][nodes] += (1.0 - damping) * mass
+            res[side][nodes] = 0.0
+            share = np.divide(damping * mass, deg, out=np.zeros(mass.size), where=deg > 0)
+            targets, owner = walk.targets(side, nodes)
+            edges += targets.size
+            np.add.at(res[to], targets, share[owner])
+            new = _distinct(np.concatenate([cand[to], targets]), stamp[to])
+            cand[side], cand[to] = nodes[:0], new
+            seen[to].append(new)
+    return _collect(graph, res, est, seen, stamp, (rounds, pushes, edges, cand))
+
+
+def _collect(
+    graph: GraphData,
+    res: dict[str, F64],
+    est: dict[str, F64],
+    seen: dict[str, list[I64]],
+    stamp: dict[str, I64],
+    work: tuple[int, int, int, dict[str, I64]],
+) -> LocalPPR:
+    """The sparse result from the dense state of the nodes the push reached."""
+    n_e = graph.n_entities
+    rel = np.sort(_distinct(np.concatenate(seen["relations"]), stamp["relations"]))
+    nod = np.sort(_distinct(np.concatenate(seen["nodes"]), stamp["nodes"]))
+    residual = float(res["relations"][rel].sum() + res["nodes"][nod].sum())
+    touched = rel.size + nod.size
+    rel, nod = rel[est["relations"][rel] > 0], nod[est["nodes"][nod] > 0]
+    ent, pas = nod[nod < n_e], nod[nod >= n_e]
+    rounds, pushes, edges, cand = work
+    return LocalPPR(
+        entity_idx=ent,
+        entity=est["nodes"][ent],
+        relation_idx=rel,
+        relation=est["relations"][rel],
+        passage_idx=pas - n_e,
+        passage=est["nodes"][pas],
+        residual=residual,
+        rounds=rounds,
+        pushes=pushes,
+        touched=int(touched),
+        edges=edges,
+        converged=not (cand["relations"].size or cand["nodes"].size),
+    )
+
+
+def push_pagerank(
+    graph: GraphData,
+    *,
+    entity_weights: Weights = None,
+    relation_weights: Weights = None,
+    passage_weights: Weights = None,
+    damping: float = 0.5,
+    epsilon: float = 1e-6,
+    max_rounds: int = 10_000,
+    relation_mask: Mask = None,
+    passage_mask: Mask = None,
+) -> PPRResult:
+    """:func:`local_pagerank` as dense scores summing to 1: a drop-in for ``personalized_pagerank``.
+
+    Args:
+        graph: The graph.
+        entity_weights: ``{entity_index: weight}`` or ``(indices, weights)``.
+        relation_weights: Same for relations.
+        passage_weights: Same for passages.
+        damping: Probability of following an edge.
+        epsilon: Residual tolerance per unit of degree (see :func:`local_pagerank`).
+        max_rounds: Upper bound on push rounds.
+        relation_mask: Optional boolean mask; masked-out relations are not part of the walk.
+        passage_mask: Optional boolean mask over passages, likewise.
+
+    Returns:
+        Scores per node type (zeros without a positive seed); ``iterations`` counts push
+        rounds and ``residual`` bounds the L1 distance to the exact normalised scores.
+    """
+    local = local_pagerank(
+        graph,
+        entity_weights=entity_weights,
+        relation_weights=relation_weights,
+        passage_weights=passage_weights,
+        damping=damping,
+        epsilon=epsilon,
+        max_rounds=max_rounds,
+        relation_mask=relation_mask,
+        passage_mask=passage_mask,
+    )
+    return local.to_result(graph)
