@@ -14,12 +14,11 @@ Nodes are pushed while ``r(u) ≥ epsilon·deg(u)``; the pushes run in rounds ov
 bipartite graph (all eligible relations at once, then all eligible entities and
 passages), so each round is a handful of numpy operations on the frontier only. Nothing
 is ever computed for a node no residual reached: the work is bounded by
-``1 / (epsilon·(1 - damping))`` edge visits whatever the graph's size (ACL 2006), and the
-memory touched follows it (the per-call dense arrays are allocated lazily: pages no push
-reaches are never mapped). The one cost that follows the graph is paid once per graph: its
-neighbour lists (the global solver's edges, as two CSRs) are built on first use and cached
-with it, like the global solver's matrices; a mask adds no per-graph work (masked degrees
-are counted for the nodes reached only).
+``1 / (epsilon·(1 - damping))`` edge visits whatever the graph's size (ACL 2006). What
+follows the graph's size is paid once per graph and cached with it: the neighbour lists
+(the global solver's edges, as two CSRs) and a few dense work arrays, reused by later
+calls with only the reached entries reset. A mask adds no per-graph work (masked degrees
+are counted for the reached nodes only).
 
 Guarantees, with ``x`` the exact solution of ``x = (1-d)·s + d·P·x`` (``s``: the restart
 weights normalised to sum 1; ``P``: the walk; mass reaching a node without edges is
@@ -253,15 +252,60 @@ def local_pagerank(
     weights = (entity_weights, relation_weights, passage_weights)
     n_idx, n_w, r_idx, r_w = _restart(graph, weights, relation_mask, passage_mask)
     walk = _Walk(graph, relation_mask, passage_mask)
-    n_r, n_n = graph.n_relations, graph.n_entities + graph.n_passages
-    # lazily zeroed dense state: only the pages of nodes the push reaches are ever touched
-    res = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
-    est = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
-    stamp = {"relations": np.empty(n_r, np.int64), "nodes": np.empty(n_n, np.int64)}
-    np.add.at(res["relations"], r_idx, r_w)
-    np.add.at(res["nodes"], n_idx, n_w)
-    cand = {"relations": _distinct(r_idx, stamp["relations"]), "nodes": _distinct(n_idx, stamp["nodes"])}
+    state = _State.take(graph)
+    np.add.at(state.res["relations"], r_idx, r_w)
+    np.add.at(state.res["nodes"], n_idx, n_w)
+    cand = {"relations": _distinct(r_idx, state.stamp["relations"]), "nodes": _distinct(n_idx, state.stamp["nodes"])}
     seen: dict[str, list[I64]] = {"relations": [cand["relations"]], "nodes": [cand["nodes"]]}
+    work = _rounds(walk, state, cand, seen, (damping, epsilon, max_rounds))
+    reached = {side: np.sort(_distinct(np.concatenate(seen[side]), state.stamp[side])) for side in seen}
+    out = _collect(graph, state, reached, work)
+    state.give_back(graph, reached)
+    return out
+
+
+class _State:
+    """Dense residuals, estimates and scratch of one push; a small pool per graph, one state per call.
+
+    Handed back with only the reached entries reset, so later calls pay no allocation or page faults.
+    """
+
+    _POOL = 4
+
+    def __init__(self, n_r: int, n_n: int) -> None:
+        self.res = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
+        self.est = {"relations": np.zeros(n_r), "nodes": np.zeros(n_n)}
+        self.stamp = {"relations": np.empty(n_r, np.int64), "nodes": np.empty(n_n, np.int64)}
+
+    @classmethod
+    def take(cls, graph: GraphData) -> _State:
+        """A clean state for ``graph`` (from its pool, or a new one)."""
+        pool: list[_State] = graph._cache.setdefault("push_states", [])
+        try:
+            return pool.pop()
+        except IndexError:
+            return cls(graph.n_relations, graph.n_entities + graph.n_passages)
+
+    def give_back(self, graph: GraphData, reached: dict[str, I64]) -> None:
+        """Reset the reached entries and return the state to the graph's pool."""
+        for side, nodes in reached.items():
+            self.res[side][nodes] = 0.0
+            self.est[side][nodes] = 0.0
+        pool: list[_State] = graph._cache.setdefault("push_states", [])
+        if len(pool) < self._POOL:
+            pool.append(self)
+
+
+def _rounds(
+    walk: _Walk,
+    state: _State,
+    cand: dict[str, I64],
+    seen: dict[str, list[I64]],
+    setting: tuple[float, float, int],
+) -> tuple[int, int, int, bool]:
+    """Push rounds until no residual is at or above ``epsilon·deg``: (rounds, pushes, edges, converged)."""
+    damping, epsilon, max_rounds = setting
+    res, est, stamp = state.res, state.est, state.stamp
     other = {"relations": "nodes", "nodes": "relations"}
     rounds = pushes = edges = 0
     while (cand["relations"].size or cand["nodes"].size) and rounds < max_rounds:
@@ -284,26 +328,19 @@ def local_pagerank(
             new = _distinct(np.concatenate([cand[to], targets]), stamp[to])
             cand[side], cand[to] = nodes[:0], new
             seen[to].append(new)
-    return _collect(graph, res, est, seen, stamp, (rounds, pushes, edges, cand))
+    return rounds, pushes, edges, not (cand["relations"].size or cand["nodes"].size)
 
 
-def _collect(
-    graph: GraphData,
-    res: dict[str, F64],
-    est: dict[str, F64],
-    seen: dict[str, list[I64]],
-    stamp: dict[str, I64],
-    work: tuple[int, int, int, dict[str, I64]],
-) -> LocalPPR:
+def _collect(graph: GraphData, state: _State, reached: dict[str, I64], work: tuple[int, int, int, bool]) -> LocalPPR:
     """The sparse result from the dense state of the nodes the push reached."""
     n_e = graph.n_entities
-    rel = np.sort(_distinct(np.concatenate(seen["relations"]), stamp["relations"]))
-    nod = np.sort(_distinct(np.concatenate(seen["nodes"]), stamp["nodes"]))
+    res, est = state.res, state.est
+    rel, nod = reached["relations"], reached["nodes"]
     residual = float(res["relations"][rel].sum() + res["nodes"][nod].sum())
     touched = rel.size + nod.size
     rel, nod = rel[est["relations"][rel] > 0], nod[est["nodes"][nod] > 0]
     ent, pas = nod[nod < n_e], nod[nod >= n_e]
-    rounds, pushes, edges, cand = work
+    rounds, pushes, edges, converged = work
     return LocalPPR(
         entity_idx=ent,
         entity=est["nodes"][ent],
@@ -316,7 +353,7 @@ def _collect(
         pushes=pushes,
         touched=int(touched),
         edges=edges,
-        converged=not (cand["relations"].size or cand["nodes"].size),
+        converged=converged,
     )
 
 
@@ -348,6 +385,7 @@ def push_pagerank(
     Returns:
         Scores per node type (zeros without a positive seed); ``iterations`` counts push
         rounds and ``residual`` bounds the L1 distance to the exact normalised scores.
+        The dense arrays cost O(graph) to allocate; :func:`local_pagerank` stays sparse.
     """
     local = local_pagerank(
         graph,

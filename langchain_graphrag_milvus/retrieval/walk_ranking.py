@@ -167,16 +167,17 @@ def _walk(
     passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[F32, F32]:
     """Passage and entity mass of one walk (zeros when there is no seed); masks: a tenant view's subgraph."""
-    if not (ent.any() or rel.any() or pas.any()):
+    e_idx, r_idx, p_idx = np.flatnonzero(ent), np.flatnonzero(rel), np.flatnonzero(pas)  # weights are >= 0
+    if not (e_idx.size or r_idx.size or p_idx.size):
         return np.zeros(graph.n_passages, np.float32), np.zeros(graph.n_entities, np.float32)
     solve = personalized_pagerank
     if params.ppr_method == "push":
         solve = partial(push_pagerank, epsilon=params.push_epsilon)
     res = solve(
         graph,
-        entity_weights=(np.flatnonzero(ent), ent[ent > 0]),
-        relation_weights=(np.flatnonzero(rel), rel[rel > 0]),
-        passage_weights=(np.flatnonzero(pas), pas[pas > 0]),
+        entity_weights=(e_idx, ent[e_idx]),
+        relation_weights=(r_idx, rel[r_idx]),
+        passage_weights=(p_idx, pas[p_idx]),
         damping=params.damping,
         relation_mask=relation_mask,
         passage_mask=passage_mask,

@@ -208,3 +208,23 @@ def test_push_inputs_and_edge_cases() -> None:
         WalkParams(ppr_method="local")
     with pytest.raises(ValueError, match="push_epsilon"):
         WalkParams(ppr_method="push", push_epsilon=0.0)
+
+
+def test_reused_state_leaves_no_trace_between_calls() -> None:
+    """Each graph keeps its push state between calls: a call must not see an earlier one's mass."""
+    g = random_graph(6)
+    mask = np.ones(g.n_relations, bool)
+    mask[::4] = False
+
+    def run(**kw):
+        loc = local_pagerank(g, damping=0.85, **kw)
+        return dense(g, loc), loc.residual
+
+    first = run(entity_weights={0: 1.0}, epsilon=1e-6)
+    run(entity_weights={5: 1.0}, passage_weights={2: 1.0}, epsilon=1e-3)  # leaves residual behind
+    run(entity_weights={7: 1.0}, epsilon=1e-9, max_rounds=1)  # stops mid-way
+    run(relation_weights={1: 1.0}, epsilon=1e-7, relation_mask=mask)
+    again = run(entity_weights={0: 1.0}, epsilon=1e-6)
+    assert np.array_equal(first[0], again[0]) and first[1] == again[1]
+    fresh = random_graph(6)
+    assert np.array_equal(dense(fresh, local_pagerank(fresh, entity_weights={0: 1.0}, damping=0.85)), first[0])

@@ -1,0 +1,158 @@
+"""Running a triplet extractor over passages: a cache, batching and bounded concurrency.
+
+Any ``Runnable`` extractor works (the LLM one of :mod:`.triplets`, the offline one of
+:mod:`.offline`, or the user's): :func:`extract_texts` calls it only for passages whose
+triplets are not cached, and reports failures per passage instead of raising.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.runnables import Runnable
+
+__all__ = ["TripletCache", "extract_texts", "extractor_name"]
+
+
+class TripletCache:
+    """Extraction results by (extractor name, passage text) in sqlite, or in memory."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self._memory: dict[str, str] = {}
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        if path is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self._conn = sqlite3.connect(str(path), check_same_thread=False)
+            self._conn.execute("CREATE TABLE IF NOT EXISTS triplets (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._conn.commit()
+
+    @staticmethod
+    def key(extractor_name: str, text: str) -> str:
+        """Cache key of a passage text for an extractor."""
+        return hashlib.sha256(f"{extractor_name}\x1f{text}".encode()).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, list[Any]]:
+        """Cached triplets for the keys that have them."""
+        with self._lock:
+            if self._conn is None:
+                return {k: json.loads(self._memory[k]) for k in keys if k in self._memory}
+            out: dict[str, list[Any]] = {}
+            for i in range(0, len(keys), 500):
+                chunk = list(keys[i : i + 500])
+                rows = self._conn.execute(
+                    f"SELECT key, value FROM triplets WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
+                out.update((k, json.loads(v)) for k, v in rows)
+            return out
+
+    def put_many(self, items: dict[str, list[Any]]) -> None:
+        """Store triplets (JSON) by key."""
+        encoded = {k: json.dumps(v, ensure_ascii=False) for k, v in items.items()}
+        with self._lock:
+            if self._conn is None:
+                self._memory.update(encoded)
+                return
+            self._conn.executemany("INSERT OR REPLACE INTO triplets (key, value) VALUES (?, ?)", encoded.items())
+            self._conn.commit()
+
+
+def extractor_name(extractor: Runnable[Any, Any]) -> str:
+    """The cache namespace of an extractor (its run name, which names the model)."""
+    config = getattr(extractor, "config", None) or {}
+    return str(config.get("run_name") or extractor.get_name())
+
+
+def _batch_extract(extractor: Any, texts: list[str], titles: dict[str, str]) -> list[Any]:
+    """Results of an extractor with ``extract_many`` (one batched call; a failure fails all)."""
+    items = [{"text": t, "title": titles[t]} if t in titles else t for t in texts]
+    try:
+        return list(extractor.extract_many(items))
+    except Exception as exc:  # reported per passage, never raised here
+        return [exc for _ in texts]
+
+
+def extract_texts(
+    texts: Sequence[str],
+    extractor: Runnable[str, Any],
+    cache: TripletCache,
+    *,
+    max_concurrency: int,
+    titles: Sequence[str | None] | None = None,
+) -> list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]]:
+    """Triplets for each text: ``(triplets, usage, from_cache, error)``.
+
+    The model is called only for texts not in the cache, at most ``max_concurrency`` at a
+    time; failures are returned, not raised. An extractor with an ``extract_many`` method
+    (the offline one) gets all texts in one call, with their ``titles`` (a title changes
+    the cache key); others get the text alone.
+    """
+    name = extractor_name(extractor)
+    batched = callable(getattr(extractor, "extract_many", None))
+    given = dict(zip(texts, titles)) if (batched and titles is not None) else {}
+    title_of = {t: v for t, v in given.items() if v}
+    keys = [TripletCache.key(name, t if t not in title_of else f"{title_of[t]}\x1e{t}") for t in texts]
+    cached = cache.get_many(list(dict.fromkeys(keys)))
+    todo = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in cached))
+    fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]] = {}
+    if todo and batched:
+        answers = _batch_extract(extractor, todo, title_of)
+        fresh = _fresh_results(todo, answers)
+        key_of = dict(zip(texts, keys))
+        cache.put_many({key_of[t]: v[0] for t, v in fresh.items() if v[0] is not None})
+    elif todo:
+        # one invoke per text in a bounded pool (``batch(return_exceptions=True)`` of a
+        # runnable with retries mixes up results in langchain-core 1.7, so it is not used)
+        def call(text: str) -> Any:
+            try:
+                return extractor.invoke(text)
+            except Exception as exc:  # reported per passage, never raised here
+                return exc
+
+        with ThreadPoolExecutor(max_workers=max(1, min(max_concurrency, len(todo)))) as pool:
+            answers = list(pool.map(call, todo))
+        fresh = _fresh_results(todo, answers)
+        cache.put_many({TripletCache.key(name, t): v[0] for t, v in fresh.items() if v[0] is not None})
+    return _in_order(texts, keys, cached, fresh)
+
+
+def _fresh_results(
+    todo: Sequence[str], answers: Sequence[Any]
+) -> dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]]:
+    fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]] = {}
+    for text, answer in zip(todo, answers):
+        if isinstance(answer, BaseException):
+            fresh[text] = (None, {}, answer)
+        elif isinstance(answer, dict):
+            fresh[text] = (list(answer.get("triplets") or []), dict(answer.get("usage") or {}), None)
+        elif isinstance(answer, list):
+            fresh[text] = (answer, {}, None)
+        else:
+            fresh[text] = (None, {}, OutputParserException(f"extractor returned {type(answer).__name__}"))
+    return fresh
+
+
+def _in_order(
+    texts: Sequence[str],
+    keys: Sequence[str],
+    cached: dict[str, list[Any]],
+    fresh: dict[str, tuple[list[Any] | None, dict[str, int], BaseException | None]],
+) -> list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]]:
+    out: list[tuple[list[Any] | None, dict[str, int], bool, BaseException | None]] = []
+    seen: set[str] = set()
+    for text, key in zip(texts, keys):
+        if key in cached:
+            out.append((cached[key], {}, True, None))
+        else:
+            triplets, usage, error = fresh[text]
+            out.append((triplets, usage if text not in seen else {}, False, error))  # count usage once
+            seen.add(text)
+    return out
