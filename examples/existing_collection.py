@@ -15,7 +15,7 @@ from _common import DB_URI, banner, embeddings
 from langchain_core.documents import Document
 from langchain_milvus import Milvus
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+from langchain_graphrag_milvus import ExistingCollectionGraphStore, MilvusGraphRetriever
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 
 
@@ -30,7 +30,7 @@ def main() -> None:
         team.add_documents(docs)  # what the team already has
     print(f"Existing collection {collection!r}: {len(docs)} passages (langchain_milvus.Milvus)\n")
 
-    store = MilvusGraphStore.from_existing_collection(embedding, collection_name=collection, uri=DB_URI)
+    store = ExistingCollectionGraphStore(embedding, collection_name=collection, uri=DB_URI)
     try:
         from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
 

@@ -10,11 +10,11 @@ Example:
     .. code-block:: python
 
         from langchain_milvus import Milvus
-        from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+        from langchain_graphrag_milvus import ExistingCollectionGraphStore, MilvusGraphRetriever
 
         Milvus.from_documents(docs, embeddings, collection_name="docs",
                               connection_args={"uri": "./team.db"})        # what the team has
-        store = MilvusGraphStore.from_existing_collection(
+        store = ExistingCollectionGraphStore(
             embeddings, collection_name="docs", uri="./team.db", extractor=extractor)
         store.index_passages()              # triplets for every passage: extracted, cached
         MilvusGraphRetriever(store=store, k=4).invoke("...")
@@ -47,7 +47,7 @@ __all__ = ["ExistingCollectionGraphStore"]
 class ExistingCollectionGraphStore(MilvusGraphStore):
     """A :class:`MilvusGraphStore` whose passages live in an existing langchain-milvus collection.
 
-    Made by :meth:`MilvusGraphStore.from_existing_collection`; see this module's docs.
+    See this module's docs (``MilvusGraphStore.from_existing_collection`` is its deprecated spelling).
     Reads of the passages go through the collection's field mapping
     (:class:`~langchain_graphrag_milvus.milvus.existing.ExistingPassageLayout`).
 

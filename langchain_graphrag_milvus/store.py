@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, cast
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langchain_milvus import Milvus
 
-    from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
     from langchain_graphrag_milvus.subgraph import Subgraph
@@ -369,17 +370,26 @@ class MilvusGraphStore:
     @classmethod
     def from_existing_collection(
         cls, embedding: Embeddings, *, collection_name: str, text_field: str = "text", **kwargs: Any
-    ) -> ExistingCollectionGraphStore:
-        """A graph store over a collection made with ``langchain_milvus.Milvus`` (passages stay there).
+    ) -> MilvusGraphStore:
+        """Deprecated: use ``ExistingCollectionGraphStore(embedding, collection_name=..., ...)``.
 
-        Only the entity and relation collections are created (beside it, prefix
-        ``"{collection_name}_graph"``); build them with ``store.index_passages(...)``. See
-        :class:`~langchain_graphrag_milvus.existing_store.ExistingCollectionGraphStore` for the
-        arguments (``primary_field``, ``vector_field``, ``metadata_fields``, ``uri``...).
+        Same arguments, same object (an
+        :class:`~langchain_graphrag_milvus.existing_store.ExistingCollectionGraphStore`).
+        That class lives above this facade (it extends it), so this spelling looks it up by
+        module name at call time: the one upward reference in the package, kept only until
+        this deprecated method is removed.
         """
-        from langchain_graphrag_milvus.existing_store import ExistingCollectionGraphStore
-
-        return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
+        warnings.warn(
+            "MilvusGraphStore.from_existing_collection() is deprecated: call "
+            "ExistingCollectionGraphStore(embedding, collection_name=..., ...) with the same arguments",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        module = importlib.import_module("langchain_graphrag_milvus.existing_store")
+        store: MilvusGraphStore = module.ExistingCollectionGraphStore(
+            embedding, collection_name=collection_name, text_field=text_field, **kwargs
+        )
+        return store
 
     def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
         """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""

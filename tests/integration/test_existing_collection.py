@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from langchain_milvus import Milvus
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+from langchain_graphrag_milvus import ExistingCollectionGraphStore, MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 from langchain_graphrag_milvus.errors import CollectionNotFoundError, GraphRAGError
 
@@ -35,7 +35,7 @@ def team(request, backend, tmp_path):
     made: list[MilvusGraphStore] = []
 
     def open_store(**kwargs):
-        store = MilvusGraphStore.from_existing_collection(embedding, collection_name=name, uri=uri, **kwargs)
+        store = ExistingCollectionGraphStore(embedding, collection_name=name, uri=uri, **kwargs)
         made.append(store)
         return store
 
@@ -129,10 +129,29 @@ def test_existing_collection_with_an_extractor_follows_changes(team) -> None:
     docs = MilvusGraphRetriever(store=store, k=4).invoke("What did Euler write?", entities=["Leonhard Euler"])
     sources = {d.metadata["source"] for d in docs}
     assert "letters.txt" in sources and "jakob.txt" not in sources
-    reopened = MilvusGraphStore.from_existing_collection(
+    reopened = ExistingCollectionGraphStore(
         LexicalEmbeddings(), collection_name=vs.collection_name, uri=store.uri
     )
     try:  # a new process rebuilds the same graph from the relation collection
         assert sorted(reopened.graph.passages.ids) == sorted(graph.passages.ids)
     finally:
         reopened.close()
+
+
+def test_the_deprecated_classmethod_warns_and_builds_the_same_store(tmp_path) -> None:
+    uri = str(tmp_path / "team.db")
+    vs = Milvus.from_documents(
+        [Document(page_content="Euler was born in Basel.")],
+        LexicalEmbeddings(),
+        collection_name="team_docs",
+        connection_args={"uri": uri},
+    )
+    with pytest.warns(DeprecationWarning, match="ExistingCollectionGraphStore"):
+        store = MilvusGraphStore.from_existing_collection(
+            LexicalEmbeddings(), collection_name=vs.collection_name, uri=uri
+        )
+    try:
+        assert isinstance(store, ExistingCollectionGraphStore)
+        assert store.passage_collection == "team_docs"
+    finally:
+        store.close()
