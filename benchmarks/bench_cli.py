@@ -1,10 +1,10 @@
 """Time of each CLI command on the demo corpus, as a user runs them (a new process each).
 
 The demo corpus is the seed's four Bernoulli/Euler passages as four kinds of file (text,
-Markdown, HTML, a two-page PDF). Each command runs ``--repeat`` times in a fresh process
-against a Milvus Lite store in a temporary folder, with MiniLM embeddings and spaCy
-extraction; the median wall and CPU seconds are reported (on a shared machine the CPU
-time, user + system, is the steadier figure). Baselines from the same run:
+Markdown, HTML, a two-page PDF), written by ``datasets.write_nano_files``. Each command runs
+``--repeat`` times in a fresh process against a Milvus Lite store in a temporary folder, with
+MiniLM embeddings and spaCy extraction; the median wall and CPU seconds are reported (on a
+shared machine the CPU time, user + system, is the steadier figure). Baselines from the same run:
 ``python -c pass`` (the interpreter alone) and importing the package's store and
 retrievers eagerly (what ``--help`` cost before the CLI's imports were made lazy).
 
@@ -27,45 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset  # noqa: E402
-
-
-def minimal_pdf(pages: list[str]) -> bytes:
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>"]
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>")
-    font = 3 + 2 * len(pages)
-    for i, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 10 Tf 40 720 Td ({escaped}) Tj ET"
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
-            f"/Resources << /Font << /F1 {font} 0 R >> >> >>"
-        )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
-    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
-
-
-def write_demo_corpus(folder: Path) -> None:
-    jakob, johann, daniel, euler = (r["passage"].replace("–", "-").replace("’", "'") for r in nano_dataset())
-    folder.mkdir(parents=True)
-    (folder / "jakob.txt").write_text(jakob, encoding="utf-8")
-    (folder / "johann.md").write_text(f"# Johann Bernoulli\n\n{johann}\n", encoding="utf-8")
-    (folder / "daniel.html").write_text(
-        f"<html><head><title>Daniel</title></head><body><p>{daniel}</p></body></html>", encoding="utf-8"
-    )
-    half = euler.index(". ", len(euler) // 2) + 1
-    (folder / "euler.pdf").write_bytes(minimal_pdf([euler[:half], euler[half:].strip()]))
+from langchain_graphrag_milvus.datasets import NANO_QUESTION, write_nano_files  # noqa: E402
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
@@ -88,7 +50,7 @@ def main() -> None:
     cli = [py, "-m", "langchain_graphrag_milvus"]
     work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
     try:
-        write_demo_corpus(work / "docs")
+        write_nano_files(work / "docs")
         store = ["--uri", str(work / "demo.db")]
         steps: list[tuple[str, list[str], bool]] = [
             ("python -c pass (baseline)", [py, "-c", "pass"], False),

@@ -19,6 +19,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_graphrag_milvus import MilvusGraphStore
 from langchain_graphrag_milvus.datasets import nano_dataset
 
+from .browser_pages import find_chromium
 from .fakes import LexicalEmbeddings
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique100"
@@ -150,3 +151,17 @@ def retrieve(request: pytest.FixtureRequest) -> Callable:
 
     run.mode = mode  # type: ignore[attr-defined]
     return run
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Path of Debian's headless chromium (the browser tests): skipped if absent, see ``find_chromium``."""
+    return find_chromium()
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embeddings:
+    """The real local model, all-MiniLM-L6-v2 (loaded once per module; tests marked ``model``)."""
+    from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
+
+    return LocalMiniLMEmbeddings()

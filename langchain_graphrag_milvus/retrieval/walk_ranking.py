@@ -69,10 +69,10 @@ class WalkParams:
             entities no other passage mentions (their restart mass can only flow back to
             what was picked). ``"all"``: also drop the relation seeds that belong to a
             picked passage and the picked passages among the passage seeds. Each group left
-            is renormalised to one share (``chain_mode="entities"`` only). Measured by
-            cross-validation, not the default
-            (``benchmarks/README.md``): ``"all"`` loses 3–5 points of R@2; ``"entities"``
-            gains 1–3 points of R@2 (3 + 1 questions) with a wider fold spread.
+            is renormalised to one share (``chain_mode="entities"`` only). The default,
+            ``"entities"``, is what every fold of the cross-validation over musique100
+            (given and offline triplets) and hotpotqa100 (offline) chose
+            (``benchmarks/README.md``); ``"all"`` loses 3–5 points of R@2.
         ppr_method: How each walk is solved. ``"global"``: power iteration over the whole
             graph (:func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank`).
             ``"push"``: residual pushes from the seeds
@@ -89,7 +89,7 @@ class WalkParams:
     chain: int = 1
     chain_mode: str = "entities"
     cover_query_entities: bool = True
-    novel_seeds: str = "none"
+    novel_seeds: str = "entities"
     ppr_method: str = "global"
     push_epsilon: float = 1e-6
 

@@ -11,8 +11,6 @@ from langchain_graphrag_milvus.datasets import NANO_QUESTION, nano_dataset
 
 from ..fakes import LexicalEmbeddings
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def nano_files(tmp_path: Path) -> tuple[Path, Path]:
     passages = tmp_path / "passages.jsonl"
@@ -81,46 +79,13 @@ def test_evaluate_reports_methods_hops_and_pools(make_store, tmp_path) -> None:
 def test_cli_eval_writes_json(tmp_path, capsys) -> None:
     passages, questions = nano_files(tmp_path)
     out = tmp_path / "out.json"
-    code = main(
-        [
-            "eval",
-            "--passages",
-            str(passages),
-            "--questions",
-            str(questions),
-            "--json",
-            str(out),
-            "--embeddings",
-            "fake",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--limit",
-            "1",
-            "--no-progress",
-        ]
-    )
+    args = ["eval", "--passages", str(passages), "--questions", str(questions), "--embeddings", "fake"]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--limit", "1", "--no-progress"]
+    code = main([*args, "--json", str(out)])
     assert code == 0
     data = json.loads(out.read_text())
     assert data["methods"]["naive"]["questions"] == 1 and "gold_coverage" in data["pool"]
     assert "| naive |" in capsys.readouterr().out
     # a second run reuses the cached embeddings and the ingested collections
-    assert (
-        main(
-            [
-                "eval",
-                "--passages",
-                str(passages),
-                "--questions",
-                str(questions),
-                "--embeddings",
-                "fake",
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--limit",
-                "1",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert main(args) == 0
     assert "0 texts embedded" in capsys.readouterr().err

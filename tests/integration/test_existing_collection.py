@@ -129,9 +129,7 @@ def test_existing_collection_with_an_extractor_follows_changes(team) -> None:
     docs = MilvusGraphRetriever(store=store, k=4).invoke("What did Euler write?", entities=["Leonhard Euler"])
     sources = {d.metadata["source"] for d in docs}
     assert "letters.txt" in sources and "jakob.txt" not in sources
-    reopened = ExistingCollectionGraphStore(
-        LexicalEmbeddings(), collection_name=vs.collection_name, uri=store.uri
-    )
+    reopened = ExistingCollectionGraphStore(LexicalEmbeddings(), collection_name=vs.collection_name, uri=store.uri)
     try:  # a new process rebuilds the same graph from the relation collection
         assert sorted(reopened.graph.passages.ids) == sorted(graph.passages.ids)
     finally:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException
@@ -11,17 +9,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
 
+from ..cases import FENCED, GOOD, MIXED, TRUNCATED
 from ..fakes import LexicalEmbeddings, ScriptedExtractionModel
-
-GOOD = json.dumps(
-    {"named_entities": ["Ada Lovelace", "London"], "triples": [["Ada Lovelace", "was born in", "London"]]}
-)
-FENCED = (
-    'Here you go!\n```json\n{"named_entities": ["Babbage"], '
-    '"triples": [["Babbage", "designed", "the Analytical Engine"]]}\n```\nAnything else?'
-)
-TRUNCATED = '{"named_entities": ["Byron"], "triples": [["Byron", "was the father of", "Ada Lovelace"], ["Byron", "wro'
-MIXED = json.dumps({"triples": [["Mary", "taught", "Ada"], ["only two", "parts"], ["", "empty", "x"], ["a", 1, "b"]]})
 
 
 def docs() -> list[Document]:

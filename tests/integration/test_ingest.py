@@ -18,6 +18,7 @@ from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.text.names import entity_id
 
 from ..conftest import DATA_DIR
+from ..graph_checks import graph_signature
 
 
 class SpyEmbedding(DeterministicFakeEmbedding):
@@ -26,19 +27,6 @@ class SpyEmbedding(DeterministicFakeEmbedding):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         self.texts.extend(texts)
         return super().embed_documents(texts)
-
-
-def graph_signature(graph) -> set[tuple]:
-    ents, rels = graph.entities.keys, graph.relations.keys
-    return {
-        (
-            int(rels[r]),
-            int(ents[graph.rel_subject[r]]),
-            int(ents[graph.rel_object[r]]),
-            tuple(sorted(graph.passages.ids[p] for p in graph.rel_pas.row(r))),
-        )
-        for r in range(graph.n_relations)
-    }
 
 
 def test_nano_ingest_twice_adds_nothing(make_store) -> None:

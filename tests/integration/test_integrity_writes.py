@@ -22,18 +22,8 @@ from langchain_graphrag_milvus.errors import (
 )
 from langchain_graphrag_milvus.ingest.identity import chunk_source, default_passage_id
 
+from ..cases import HOSTILE_IDS
 from ..fakes import LexicalEmbeddings
-
-HOSTILE_IDS = [
-    "x'] or pk != '' or pk in ['z",
-    'x"] or pk != "" or pk in ["z',
-    "O'Brien report",
-    "back\\slash\\",
-    '\\"',
-    "new\nline\r\ttab",
-    "é日本🎉 [brackets] (parens) and or not",
-    "e" * 512,
-]
 
 
 def doc(pid: str | None, text: str, triplets: list[list[str]] | None = None, **meta) -> Document:

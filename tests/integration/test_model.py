@@ -20,13 +20,6 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
-
-    return LocalMiniLMEmbeddings()
-
-
 async def test_seed_example_without_llm(make_store, minilm) -> None:
     """The seed's question with no LLM: what the default (cross-validated) ranking returns, and what an LLM sees.
 

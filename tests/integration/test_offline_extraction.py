@@ -8,7 +8,6 @@ the four nano passages on each backend.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from langchain_core.documents import Document
@@ -23,8 +22,6 @@ from langchain_graphrag_milvus.ingest.offline import (
 from ..fakes import LexicalEmbeddings
 
 pytest.importorskip("spacy", reason="the offline extra is not installed")
-
-MUSIQUE = Path(__file__).resolve().parents[3] / "shared" / "data" / "musique100" / "passages.jsonl"
 
 
 def test_unknown_pipeline_is_a_clear_error_and_store_rejects_unknown_names(make_store) -> None:

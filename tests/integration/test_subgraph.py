@@ -11,8 +11,6 @@ from langchain_graphrag_milvus.datasets import NANO_QUESTION
 
 from ..fakes import LexicalEmbeddings
 
-HOSTILE = '</script><script>alert("x")</script><!-- \u2028 & <b>'
-
 
 # ---------------------------------------------------------------------- a real store
 @pytest.fixture

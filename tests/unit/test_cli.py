@@ -1,9 +1,8 @@
-"""The command line: ingest folders of mixed files with --sync, query, graph export, stats, --help.
+"""The command line without Milvus: file discovery and loaders, --help's imports.
 
-The end-to-end test is real: LangChain loaders (text, Markdown, HTML, a PDF written here),
-Milvus Lite, all-MiniLM-L6-v2 and spaCy triplet extraction. The --sync safety tests use the
-hidden ``--embeddings fake`` and ``--extractor none`` (they check which sources are deleted,
-not retrieval) and run on Lite and on the server.
+The loaders are real (LangChain's text, Markdown, HTML and PDF loaders) and read the nano corpus
+written as files (``tests/cli_corpus.py``). The commands against a store are in
+``tests/integration/test_cli.py``.
 """
 
 from __future__ import annotations
@@ -15,68 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, discover_files, load_file, source_key
+
+from ..cli_corpus import write_corpus
 
 pytest.importorskip("langchain_community")
 pytest.importorskip("pypdf")
 
 ROOT = Path(__file__).resolve().parents[2]
-OLD_JOHANN = "brachistochrone"  # only in the first version of johann.md
-NEW_JOHANN = "Johann Bernoulli taught at the University of Groningen and later held the chair in Basel."
-
-
-def minimal_pdf(pages: list[str]) -> bytes:
-    """A real PDF (one text line per page, Helvetica), written by hand: no PDF library needed."""
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>"]
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>")
-    font = 3 + 2 * len(pages)
-    for i, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 10 Tf 40 720 Td ({escaped}) Tj ET"
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
-            f"/Resources << /Font << /F1 {font} 0 R >> >> >>"
-        )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
-    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
-
-
-def _ascii(text: str) -> str:
-    return text.replace("–", "-").replace("’", "'")
-
-
-def write_corpus(folder: Path) -> dict[str, Path]:
-    """The seed's four passages as four kinds of file, plus one file of an unsupported type."""
-    jakob, johann, daniel, euler = (_ascii(r["passage"]) for r in nano_dataset())
-    (folder / "people").mkdir(parents=True)
-    files = {
-        "txt": folder / "jakob.txt",
-        "md": folder / "johann.md",
-        "html": folder / "people" / "daniel.html",
-        "pdf": folder / "euler.pdf",
-    }
-    files["txt"].write_text(jakob, encoding="utf-8")
-    files["md"].write_text(f"# Johann Bernoulli\n\n{johann}\n", encoding="utf-8")
-    files["html"].write_text(
-        f"<html><head><title>Daniel</title><script>var x = 1;</script></head><body><p>{daniel}</p></body></html>",
-        encoding="utf-8",
-    )
-    half = euler.index(". ", len(euler) // 2) + 1
-    files["pdf"].write_bytes(minimal_pdf([euler[:half], euler[half:].strip()]))
-    (folder / "image.bin").write_bytes(b"\x00\x01")
-    return files
 
 
 # ---------------------------------------------------------------------------- loaders
@@ -121,12 +66,6 @@ def test_load_pdf_html_markdown_metadata(tmp_path: Path) -> None:
     after = load_file(by_name["jakob.txt"], small).documents
     assert before[-1].id == after[-1].id and len({d.id for d in after}) == len(after)
     assert before[0].metadata["file_fingerprint"] != after[0].metadata["file_fingerprint"]
-
-
-# ---------------------------------------------------------------------------- end to end
-
-
-# ---------------------------------------------------------------------------- --sync deletes only under its roots
 
 
 # ---------------------------------------------------------------------------- errors and --help

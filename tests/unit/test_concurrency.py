@@ -1,4 +1,4 @@
-"""Concurrent use: 100 concurrent ainvoke equal sequential calls; batch/abatch; shared graph reads."""
+"""Concurrent use without Milvus: the graph index is safe for concurrent readers (store half: integration)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from langchain_graphrag_milvus.datasets import NANO_QUESTION
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
 
 from .test_graph_index import random_graph
-
-QUERIES = [
-    NANO_QUESTION,
-    "Who was Jakob Bernoulli's younger brother?",
-    "Where was Leonhard Euler born?",
-    "What is Bernoulli's principle fundamental to?",
-    "Who worked on infinitesimal calculus?",
-    "What did Daniel Bernoulli contribute to?",
-    "Who spread Leibniz's ideas across Europe?",
-    "What is the Bernoulli theorem a precursor to?",
-    "Who mentored Euler in mathematics?",
-    "What problem is Johann Bernoulli known for?",
-]
 
 
 def test_graph_index_is_safe_for_concurrent_readers() -> None:

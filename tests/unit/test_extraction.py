@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor, parse_extraction
 
-GOOD = json.dumps(
-    {"named_entities": ["Ada Lovelace", "London"], "triples": [["Ada Lovelace", "was born in", "London"]]}
-)
-FENCED = (
-    'Here you go!\n```json\n{"named_entities": ["Babbage"], '
-    '"triples": [["Babbage", "designed", "the Analytical Engine"]]}\n```\nAnything else?'
-)
-TRUNCATED = '{"named_entities": ["Byron"], "triples": [["Byron", "was the father of", "Ada Lovelace"], ["Byron", "wro'
-MIXED = json.dumps({"triples": [["Mary", "taught", "Ada"], ["only two", "parts"], ["", "empty", "x"], ["a", 1, "b"]]})
+from ..cases import FENCED, GOOD, TRUNCATED
 
 
 def test_parse_extraction_is_tolerant() -> None:
@@ -28,9 +18,6 @@ def test_parse_extraction_is_tolerant() -> None:
     assert parse_extraction('[["x", "y", "z"]]') == [["x", "y", "z"]]
     with pytest.raises(OutputParserException):
         parse_extraction("I cannot help with that.")
-
-
-SCRIPT = {"born in London": GOOD, "Analytical Engine": FENCED, "Byron": TRUNCATED, "Mary": MIXED}
 
 
 def test_structured_output_is_used_when_the_model_supports_it() -> None:

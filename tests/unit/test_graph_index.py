@@ -8,6 +8,8 @@ import pytest
 from langchain_graphrag_milvus import GraphIndex, UnknownIdError
 from langchain_graphrag_milvus.graph.reference import SeedMatrices
 
+from ..graph_checks import graph_signature
+
 
 def random_graph(seed: int, n_entities: int = 40, n_relations: int = 120, n_passages: int = 30) -> GraphIndex:
     rng = np.random.default_rng(seed)
@@ -184,19 +186,6 @@ def test_compact_dtypes() -> None:
     assert g.entities.keys.dtype == np.uint64
 
 
-def signature(g: GraphIndex) -> set[tuple]:
-    ents, rels = g.entities.keys, g.relations.keys
-    return {
-        (
-            int(rels[r]),
-            int(ents[g.rel_subject[r]]),
-            int(ents[g.rel_object[r]]),
-            tuple(sorted(g.passages.ids[p] for p in g.rel_pas.row(r))),
-        )
-        for r in range(g.n_relations)
-    }
-
-
 def test_remove_passages_and_links_equal_a_rebuild_without_them() -> None:
     full = random_graph(6)
     keys = full.relations.keys
@@ -211,7 +200,7 @@ def test_remove_passages_and_links_equal_a_rebuild_without_them() -> None:
         passage_ids=[[x for x in p if x not in gone] for p in pids if set(p) - gone],
     )
     smaller, removed = full.remove_passages(sorted(gone))
-    assert signature(smaller) == signature(expected)
+    assert graph_signature(smaller) == graph_signature(expected)
     assert (smaller.n_entities, smaller.n_relations, smaller.n_passages) == (
         expected.n_entities,
         expected.n_relations,
@@ -230,4 +219,4 @@ def test_remove_passages_and_links_equal_a_rebuild_without_them() -> None:
     unlinked, removed = full.remove_links(relation_keys=[r0] * len(pids[0]) + [12345], passage_ids=pids[0] + ["zz"])
     assert r0 not in set(unlinked.relations.keys.tolist()) and int(removed.relation_keys[0]) == r0
     same, nothing = full.remove_links(relation_keys=[], passage_ids=[])
-    assert signature(same) == signature(full) and nothing.passage_ids == []
+    assert graph_signature(same) == graph_signature(full) and nothing.passage_ids == []

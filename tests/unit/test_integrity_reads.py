@@ -1,51 +1,19 @@
-"""Integrity of reads (issue 12, part B): a saved index that heals, fresh readers, tenant views
-that hide everything outside them, and bounded work (capped parsing, timeouts, no blank Document).
-
-Store-backed tests run on Milvus Lite and on the server (``make_store`` / ``backend``), and
-retrievals both sync and async (``retrieve``).
+"""Integrity of reads (issue 12, part B) without Milvus: index files checked against their manifest,
+capped rerank parsing, and tenant views in the graph core. The store-backed half is in
+``tests/integration/test_integrity_reads.py``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from langchain_core.documents import Document
 
 from langchain_graphrag_milvus.graph import persist
 from langchain_graphrag_milvus.retrieval.graph_pipeline import first_unique_names
 from langchain_graphrag_milvus.retrieval.rerank import parse_rerank_answer
 from langchain_graphrag_milvus.retrieval.stages import Candidate, order_from_positions
 
-LOGGER = "langchain_graphrag_milvus"
-
-
-def ids(docs: list[Document]) -> list[str | None]:
-    return [d.id for d in docs]
-
-
 # ------------------------------------------------------------------ 4. a saved index that heals
-def _truncate(path: Path) -> None:
-    file = path / "rel_subject.npy"
-    file.write_bytes(file.read_bytes()[:-7])
-
-
-def _flip_a_byte(path: Path) -> None:  # same length, other content: only the checksum sees it
-    file = path / "ent_rel_indices.npy"
-    data = bytearray(file.read_bytes())
-    data[-1] ^= 0xFF
-    file.write_bytes(bytes(data))
-
-
-DAMAGE = {
-    "truncated .npy": _truncate,
-    "altered byte": _flip_a_byte,
-    "invalid manifest.json": lambda p: (p / "manifest.json").write_text("{not json", encoding="utf-8"),
-    "manifest of another shape": lambda p: (p / "manifest.json").write_text("[1, 2]", encoding="utf-8"),
-    "missing .npy": lambda p: (p / "passage_offsets.npy").unlink(),
-    "missing manifest": lambda p: (p / "manifest.json").unlink(),
-}
 
 
 def test_persist_refuses_inconsistent_files(tmp_path) -> None:
@@ -77,14 +45,6 @@ def test_persist_refuses_inconsistent_files(tmp_path) -> None:
         persist.verify(path, manifest)
 
 
-# ------------------------------------------------------------------ 5. fresh readers
-ZETA = {
-    "id": "zeta",
-    "passage": "Zeta Quokka was a pupil of Johann Bernoulli.",
-    "triplets": [["Zeta Quokka", "was a pupil of", "Johann Bernoulli"]],
-}
-
-
 # ------------------------------------------------------------------ 7. bounded work
 def test_rerank_parsing_is_capped_and_keeps_the_first_valid_unique_ids() -> None:
     answer = {"useful_relationships": ["[3] c", "[3] c again", "[99] invented", "x", True, 2, "[1] a"] * 40_000}
@@ -102,30 +62,6 @@ def test_rerank_parsing_is_capped_and_keeps_the_first_valid_unique_ids() -> None
 
 
 # ------------------------------------------------------------------ 6. tenant views hide everything outside them
-PROBES = [
-    "How is Alice Smith related to Globex?",  # Globex: a name only tenant b has
-    "How is Globex related to Springfield?",
-    "What does Globex sell in Springfield?",
-    "Where does Alice Smith work, and what does Acme Corp make?",
-    "Who founded Globex and where was Alice Smith born?",
-]
-
-
-CROWD_A = [
-    Document(
-        id="ca1",
-        page_content="Globex Holdings Group hired Alice Smith.",
-        metadata={"tenant": "a", "triplets": [["Globex Holdings Group", "hired", "Alice Smith"]]},
-    )
-]
-CROWD_B = [  # 50 entities of tenant b nearer to the name "Globex" than tenant a's only one
-    Document(
-        id=f"cb{i}",
-        page_content=f"Globex Unit{i} employs Bob Jones.",
-        metadata={"tenant": "b", "triplets": [[f"Globex Unit{i}", "employs", "Bob Jones"]]},
-    )
-    for i in range(50)
-]
 
 
 def test_pagerank_on_a_view_equals_pagerank_on_a_graph_without_the_rest() -> None:

@@ -1,7 +1,5 @@
-"""Integrity of the write paths (issue 12, part A): escaping, identity, vectors, typed errors.
-
-Every store-backed test runs on Milvus Lite and on the real server (``make_store``);
-retrieval checks run sync and async (``retrieve``).
+"""Integrity of the write paths (issue 12, part A) without Milvus: id checks and typed errors raised
+before any connection. The store-backed half is in ``tests/integration/test_integrity_writes.py``.
 """
 
 from __future__ import annotations
@@ -11,39 +9,16 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_graphrag_milvus import MilvusGraphStore
 from langchain_graphrag_milvus.errors import (
-    EmbeddingDimensionError,
-    InvalidEmbeddingError,
     InvalidFilterError,
 )
 from langchain_graphrag_milvus.ingest.identity import check_id
 
-HOSTILE_IDS = [
-    "x'] or pk != '' or pk in ['z",
-    'x"] or pk != "" or pk in ["z',
-    "O'Brien report",
-    "back\\slash\\",
-    '\\"',
-    "new\nline\r\ttab",
-    "é日本🎉 [brackets] (parens) and or not",
-    "e" * 512,
-]
-
-
-BAD_IDS = ["e" * 513, "é" * 257, "lone \ud800 surrogate", "", "   ", 1.5, ["x"]]
+from ..cases import HOSTILE_IDS
 
 
 def test_check_id_accepts_any_valid_unicode_up_to_the_limit() -> None:
     for value in [*HOSTILE_IDS, "é" * 256, "\x00nul", 42]:
         assert check_id(value, "t") == str(value)
-
-
-FAULTS = [
-    ("NAN", InvalidEmbeddingError),
-    ("INF", InvalidEmbeddingError),
-    ("HUGE", InvalidEmbeddingError),
-    ("ZERO", InvalidEmbeddingError),
-    ("RAGGED", EmbeddingDimensionError),
-]
 
 
 @pytest.mark.parametrize("embedding", [None, "text-embedding-3-small", DeterministicFakeEmbedding])

@@ -1,9 +1,8 @@
-"""With the real local model (all-MiniLM-L6-v2): embeddings, the seed example, the examples."""
+"""With the real local model (all-MiniLM-L6-v2): its embeddings (the store-backed half is in integration)."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -13,14 +12,6 @@ pytestmark = [
     pytest.mark.model,
     pytest.mark.skipif(not local_embeddings_available(), reason="needs the 'local' extra (make test installs it)"),
 ]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
-
-    return LocalMiniLMEmbeddings()
 
 
 def test_minilm_embeddings(minilm) -> None:

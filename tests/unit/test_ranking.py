@@ -31,10 +31,20 @@ NANO_TRIPLETS = {
 }
 
 
-def nano_graph() -> tuple[GraphIndex, dict[tuple[str, str, str], int], dict[str, int]]:
+Triplet = tuple[str, str, str]
+
+
+def graph_of(
+    passages: dict[str, list[Triplet]],
+) -> tuple[GraphIndex, dict[Triplet, int], dict[str, int], dict[str, int]]:
+    """A graph of one relation per triplet (keys 100, 101, ... in order), each supported by its passage.
+
+    Returns the graph and the array indices of its relations (by triplet), passages (by id) and
+    entities (by name).
+    """
     names: dict[str, int] = {}
     rels = []
-    for pid, triplets in NANO_TRIPLETS.items():
+    for pid, triplets in passages.items():
         for s, p, o in triplets:
             for n in (s, o):
                 names.setdefault(n, len(names) + 1)
@@ -45,8 +55,14 @@ def nano_graph() -> tuple[GraphIndex, dict[tuple[str, str, str], int], dict[str,
         object_keys=[names[t[2]] for t, _ in rels],
         passage_ids=[[pid] for _, pid in rels],
     )
-    rel_index = {t: int(g.relations.lookup([100 + i])[0]) for i, (t, _) in enumerate(rels)}
-    ent_index = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    rel = {t: int(g.relations.lookup([100 + i])[0]) for i, (t, _) in enumerate(rels)}
+    pas = {pid: int(g.passages.lookup([pid])[0]) for pid in passages}
+    ent = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    return g, rel, pas, ent
+
+
+def nano_graph() -> tuple[GraphIndex, dict[Triplet, int], dict[str, int]]:
+    g, rel_index, _, ent_index = graph_of(NANO_TRIPLETS)
     return g, rel_index, ent_index
 
 
@@ -144,21 +160,7 @@ def chain_graph() -> tuple[GraphIndex, dict[str, int], dict[str, int]]:
         "nearA2": [("A", "u", "E")],
         "other": [("X", "v", "Y")],
     }
-    names: dict[str, int] = {}
-    rels = []
-    for pid, triplets in passages.items():
-        for s, p, o in triplets:
-            for n in (s, o):
-                names.setdefault(n, len(names) + 1)
-            rels.append(((s, p, o), pid))
-    g = GraphIndex.from_relations(
-        relation_keys=list(range(100, 100 + len(rels))),
-        subject_keys=[names[t[0]] for t, _ in rels],
-        object_keys=[names[t[2]] for t, _ in rels],
-        passage_ids=[[pid] for _, pid in rels],
-    )
-    pas = {pid: int(g.passages.lookup([pid])[0]) for pid in passages}
-    ent = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
+    g, _, pas, ent = graph_of(passages)
     return g, pas, ent
 
 
@@ -224,27 +226,14 @@ def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
         "hubB": [("B", "s", "C"), ("B", "s2", "D"), ("B", "s3", "E")],  # more about the bridge B
         "answer": [("F", "w", "B")],  # the relation the query also asks about (a weaker seed)
     }
-    names: dict[str, int] = {}
-    rels = []
-    for pid, triplets in passages.items():
-        for s, p, o in triplets:
-            for n in (s, o):
-                names.setdefault(n, len(names) + 1)
-            rels.append(((s, p, o), pid))
-    g = GraphIndex.from_relations(
-        relation_keys=list(range(100, 100 + len(rels))),
-        subject_keys=[names[t[0]] for t, _ in rels],
-        object_keys=[names[t[2]] for t, _ in rels],
-        passage_ids=[[pid] for _, pid in rels],
-    )
-    rel = {t[1]: int(g.relations.lookup([100 + i])[0]) for i, (t, _) in enumerate(rels)}
-    pas = {pid: int(g.passages.lookup([pid])[0]) for pid in passages}
+    g, by_triplet, pas, ent = graph_of(passages)
+    rel = {t[1]: index for t, index in by_triplet.items()}
     seeds = WalkSeeds(
         np.array([rel["r"], rel["w"]], np.int32),
         np.array([0.9, 0.8], np.float32),
         np.array([pas["first"]], np.int32),
         np.array([0.9], np.float32),
-        np.array([int(g.entities.lookup([names["A"]])[0])], np.int32),
+        np.array([ent["A"]], np.int32),
     )
 
     def ranked(**kw: object) -> list[str]:
@@ -254,7 +243,6 @@ def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
     assert ranked(novel_seeds="all") == ["first", "answer", "hubB"]  # only the unexplained relation seed is left
     assert ranked(novel_seeds="all", chain=0) == ranked(chain=0)  # no pick, nothing to drop
     # "entities": P's restart share (it can only flow back to "first") goes to the bridge B instead
-    ent = {n: int(g.entities.lookup([k])[0]) for n, k in names.items()}
     bridge = np.zeros(g.n_entities, np.float32)
     bridge[[ent["B"], ent["P"]]] = [0.25, 0.75]
     r0, p0 = np.full(g.n_relations, 0.2, np.float32), np.zeros(g.n_passages, np.float32)
