@@ -180,4 +180,3 @@ def search_all(searches: Sequence[Search]) -> Steps[list[list[list[Hit]]]]:
     """Several searches in one :class:`Gather` (concurrent under ``ainvoke``); their hits, in order."""
     answers = yield from ask(Gather(tuple(searches)))
     return cast("list[list[list[Hit]]]", answers)
-

@@ -41,6 +41,7 @@ class TracedRetriever(Protocol):
 
     async def _atraced(self, query: str, kwargs: dict[str, Any]) -> tuple[list[Document], dict[str, Any]]: ...
 
+
 REL_FIELDS = ("text", "subject_id", "object_id", "predicate", "passage_ids")
 _LABEL_CHARS = 90
 _TEXT_CHARS = 600

@@ -256,9 +256,7 @@ class PathParams:
         "Least similarity for a vector-matched entity name.",
         Rule(lambda v: -1.0 <= v <= 1.0, "must be in [-1, 1]"),
     )
-    filter: str | None = param(
-        None, "Restricts the graph to relations of passages matching this filter.", EXPRESSION
-    )
+    filter: str | None = param(None, "Restricts the graph to relations of passages matching this filter.", EXPRESSION)
     entities: tuple[str, ...] | None = None
     extractor_timeout: float | None = param(None, _EXTRACTOR_TIMEOUT_DOC, TIMEOUT)
 
