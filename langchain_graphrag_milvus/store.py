@@ -371,24 +371,16 @@ class MilvusGraphStore:
     def from_existing_collection(
         cls, embedding: Embeddings, *, collection_name: str, text_field: str = "text", **kwargs: Any
     ) -> MilvusGraphStore:
-        """Deprecated: use ``ExistingCollectionGraphStore(embedding, collection_name=..., ...)``.
+        """Deprecated: ``ExistingCollectionGraphStore(embedding, collection_name=..., ...)``, same arguments.
 
-        Same arguments, same object (an
-        :class:`~langchain_graphrag_milvus.existing_store.ExistingCollectionGraphStore`).
-        That class lives above this facade (it extends it), so this spelling looks it up by
-        module name at call time: the one upward reference in the package, kept only until
-        this deprecated method is removed.
+        That class extends this facade, so it lives above it: this spelling finds it by module
+        name at call time, the package's one upward reference, gone with this method.
         """
-        warnings.warn(
-            "MilvusGraphStore.from_existing_collection() is deprecated: call "
-            "ExistingCollectionGraphStore(embedding, collection_name=..., ...) with the same arguments",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        msg = "MilvusGraphStore.from_existing_collection() is deprecated: call ExistingCollectionGraphStore(...)"
+        warnings.warn(msg + " with the same arguments", DeprecationWarning, stacklevel=2)
         module = importlib.import_module("langchain_graphrag_milvus.existing_store")
-        store: MilvusGraphStore = module.ExistingCollectionGraphStore(
-            embedding, collection_name=collection_name, text_field=text_field, **kwargs
-        )
+        cls_ = module.ExistingCollectionGraphStore
+        store: MilvusGraphStore = cls_(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
         return store
 
     def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:

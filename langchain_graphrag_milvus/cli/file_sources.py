@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
 __all__ = ["StoredFile", "under_roots_filter", "stored_sources", "stored_files"]
 
-#: Milvus' query window (limit + offset).
-_WINDOW = 16_384
 _SOURCES_PER_QUERY = 64
 
 
@@ -61,7 +60,7 @@ def _query(store: MilvusGraphStore, filter_expr: str, fields: Sequence[str]) -> 
         store.collection_name("passages"),
         filter=filter_expr,
         output_fields=list(fields),
-        limit=_WINDOW,
+        limit=MAX_TOP_K,
         timeout=store.timeout,
         consistency_level="Strong",
     )
@@ -106,7 +105,7 @@ def stored_files(store: MilvusGraphStore, sources: Iterable[str]) -> dict[str, S
             info.fingerprints.add(str(row.get("file_fingerprint")))
             chunks = row.get("file_chunks")
             info.expected.add(chunks if isinstance(chunks, int) else -1)
-        if len(rows) >= _WINDOW:  # the window was full: counts may be short, so re-load these files
+        if len(rows) >= MAX_TOP_K:  # the window was full: counts may be short, so re-load these files
             for source in batch:
                 if source in out:
                     out[source].complete_read = False

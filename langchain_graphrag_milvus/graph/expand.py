@@ -181,15 +181,7 @@ def expand(
     Returns:
         The reached relations and entities, best first. No seeds → empty result.
     """
-    if not 0 <= hops <= 3:
-        raise ValueError("hops must be 0, 1, 2 or 3")
-    for name, cap in (
-        ("max_neighbors", max_neighbors),
-        ("max_frontier", max_frontier),
-        ("max_relations", max_relations),
-    ):
-        if cap is not None and cap < 1:
-            raise ValueError(f"{name} must be positive or None")
+    _check_caps(hops, max_neighbors, max_frontier, max_relations)
     e_idx, e_sc = _seed_arrays(entity_seeds, entity_scores, graph.n_entities, "entity")
     r_idx, r_sc = _seed_arrays(relation_seeds, relation_scores, graph.n_relations, "relation")
     if relation_mask is not None and r_idx.size:
@@ -198,12 +190,7 @@ def expand(
     if e_idx.size == 0 and r_idx.size == 0:
         return _empty_expansion()
 
-    if max_frontier is None and max_relations is not None:
-        # a relation's score is its best frontier entity's score, so the best
-        # `max_relations` relations of a hop come from its best entities
-        max_frontier = max_relations
-    elif max_frontier is not None and max_relations is not None:
-        max_frontier = min(max_frontier, max_relations)
+    max_frontier = _frontier_cap(max_frontier, max_relations)
     expanded = np.full(graph.n_entities, -np.inf, np.float32)
     rel_chunks: list[tuple[I32, F32, int]] = []
     ent_chunks: list[tuple[I32, F32, int]] = [(e_idx, e_sc, 0)]
@@ -211,17 +198,8 @@ def expand(
     f_ent, f_sc = e_idx, e_sc  # entities whose relations are taken at this hop
     rels, scores = r_idx, r_sc  # relations reached at this hop besides the frontier's
     for hop in range(hops + 1):
-        if graph.synonyms.indices.size and f_ent.size:  # a synonym stands where its entity stands
-            owner, syn = gather_rows(graph.synonyms, f_ent)
-            f_ent, f_sc = np.concatenate([f_ent, syn]), np.concatenate([f_sc, f_sc[owner]])
-        f_ent, f_sc, _ = _reduce([(f_ent, f_sc, 0)], graph.n_entities)
-        better = f_sc > expanded[f_ent]  # skip entities already expanded as well or better
-        f_ent, f_sc = f_ent[better], f_sc[better]
-        if max_frontier is not None and f_ent.size > max_frontier:
-            top = _top(f_ent, f_sc, np.zeros(f_ent.size, np.int16), max_frontier)
-            f_ent, f_sc = f_ent[top], f_sc[top]
-            truncated = True
-        expanded[f_ent] = f_sc
+        f_ent, f_sc, cut = _select_frontier(graph, f_ent, f_sc, expanded, max_frontier)
+        truncated |= cut
         owner, new_rels, cut = capped_neighbors(graph, f_ent, max_neighbors, relation_mask)
         truncated |= cut
         rels = np.concatenate([rels, new_rels])
@@ -237,6 +215,67 @@ def expand(
 
     if not rel_chunks:
         return _empty_expansion()
+    return _assemble(graph, rel_chunks, ent_chunks, max_relations, truncated)
+
+
+def _check_caps(hops: int, max_neighbors: int | None, max_frontier: int | None, max_relations: int | None) -> None:
+    """Reject a depth outside 0..3 and a cap below 1 (``None`` means no cap)."""
+    if not 0 <= hops <= 3:
+        raise ValueError("hops must be 0, 1, 2 or 3")
+    for name, cap in (
+        ("max_neighbors", max_neighbors),
+        ("max_frontier", max_frontier),
+        ("max_relations", max_relations),
+    ):
+        if cap is not None and cap < 1:
+            raise ValueError(f"{name} must be positive or None")
+
+
+def _frontier_cap(max_frontier: int | None, max_relations: int | None) -> int | None:
+    """The frontier cap, tightened to ``max_relations``.
+
+    A relation's score is its best frontier entity's score, so the best
+    ``max_relations`` relations of a hop come from its best entities.
+    """
+    if max_frontier is None and max_relations is not None:
+        return max_relations
+    if max_frontier is not None and max_relations is not None:
+        return min(max_frontier, max_relations)
+    return max_frontier
+
+
+def _select_frontier(
+    graph: GraphData, f_ent: I32, f_sc: F32, expanded: F32, max_frontier: int | None
+) -> tuple[I32, F32, bool]:
+    """The entities to expand at this hop, and whether the frontier cap dropped any.
+
+    Adds the synonyms of the candidates, keeps each entity's best score, skips entities
+    already expanded as well or better, keeps the best ``max_frontier`` and records
+    them in ``expanded`` (updated in place).
+    """
+    if graph.synonyms.indices.size and f_ent.size:  # a synonym stands where its entity stands
+        owner, syn = gather_rows(graph.synonyms, f_ent)
+        f_ent, f_sc = np.concatenate([f_ent, syn]), np.concatenate([f_sc, f_sc[owner]])
+    f_ent, f_sc, _ = _reduce([(f_ent, f_sc, 0)], graph.n_entities)
+    better = f_sc > expanded[f_ent]  # skip entities already expanded as well or better
+    f_ent, f_sc = f_ent[better], f_sc[better]
+    truncated = False
+    if max_frontier is not None and f_ent.size > max_frontier:
+        top = _top(f_ent, f_sc, np.zeros(f_ent.size, np.int16), max_frontier)
+        f_ent, f_sc = f_ent[top], f_sc[top]
+        truncated = True
+    expanded[f_ent] = f_sc
+    return f_ent, f_sc, truncated
+
+
+def _assemble(
+    graph: GraphData,
+    rel_chunks: list[tuple[I32, F32, int]],
+    ent_chunks: list[tuple[I32, F32, int]],
+    max_relations: int | None,
+    truncated: bool,
+) -> Expansion:
+    """Reduce the per-hop chunks and order relations and entities best first."""
     reached, rscores, rhops = _reduce(rel_chunks, graph.n_relations)
     order = _top(reached, rscores, rhops, max_relations)
     truncated |= max_relations is not None and reached.size > max_relations

@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from langchain_graphrag_milvus.graph.csr import CSR, csr_from_pairs, gather_rows
+from langchain_graphrag_milvus.graph.aggregated import AggregatedIndex, aggregated_index
+from langchain_graphrag_milvus.graph.csr import gather_rows
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.graph.index import GraphIndex
@@ -55,63 +56,6 @@ __all__ = ["AggregatedIndex", "PathResult", "aggregated_index", "find_paths", "e
 
 I32 = npt.NDArray[np.int32]
 _UNSEEN = np.int16(-1)
-
-
-@dataclass(frozen=True)
-class AggregatedIndex:
-    """One entry per connected entity pair (both directions) with its relation count.
-
-    ``neighbors.row(e)`` lists the distinct neighbours of entity ``e``, ordered for
-    capping: more relations with ``e`` first, then the neighbour with fewer distinct
-    neighbours of its own, then the lower index. ``counts`` is aligned with
-    ``neighbors.indices``.
-    """
-
-    neighbors: CSR
-    counts: npt.NDArray[np.int32]
-    n_relations: int
-    degree: npt.NDArray[np.int64]
-
-    @property
-    def n_pairs(self) -> int:
-        """Connected (unordered) entity pairs."""
-        return int(self.neighbors.indices.size // 2)
-
-    @property
-    def nbytes(self) -> int:
-        """Memory held."""
-        return self.neighbors.nbytes + int(self.counts.nbytes) + int(self.degree.nbytes)
-
-
-def aggregated_index(graph: GraphIndex, relation_mask: npt.NDArray[np.bool_] | None = None) -> AggregatedIndex:
-    """The aggregated relation index of a graph, or of the relations in ``relation_mask``.
-
-    The unmasked index is cached on the graph (graphs are immutable); callers cache a
-    masked one themselves (e.g. per tenant view). Self-relations are left out: they
-    connect nothing.
-    """
-    if relation_mask is None:
-        cached = graph._cache.get("aggregated")
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
-    n = graph.n_entities
-    subj, obj = graph.rel_subject, graph.rel_object
-    if relation_mask is not None:
-        subj, obj = subj[relation_mask], obj[relation_mask]
-    a = np.concatenate([subj, obj]).astype(np.int64)
-    b = np.concatenate([obj, subj]).astype(np.int64)
-    keep = a != b
-    # a relation s→o adds (s, o) and (o, s) once each: a directed pair's count is the
-    # number of relations between the two entities, in either direction
-    keys, counts = np.unique(a[keep] * n + b[keep], return_counts=True)
-    rows, cols = keys // n, keys % n
-    degree = np.bincount(rows, minlength=n)
-    order = np.lexsort((cols, degree[cols], -counts, rows))
-    neighbors = csr_from_pairs(rows[order], cols[order], n)  # stable: keeps that order within rows
-    result = AggregatedIndex(neighbors, counts[order].astype(np.int32), int(subj.size), degree.astype(np.int64))
-    if relation_mask is None:
-        graph._cache["aggregated"] = result
-    return result
 
 
 @dataclass
@@ -223,7 +167,6 @@ def _chains(node: int, parents: dict[int, list[int]], limit: int) -> tuple[list[
         else:
             chains.append(chain)
     return chains, False
-    return chains
 
 
 def find_paths(
@@ -259,7 +202,32 @@ def find_paths(
         IndexError: An entity index is out of range.
         ValueError: A cap is not positive.
     """
-    n = graph.n_entities
+    _check_path_args(graph.n_entities, source, target, max_hops, max_neighbors, max_frontier, max_enumerated)
+    agg = aggregated if aggregated is not None else aggregated_index(graph)
+    result = PathResult(source, target, visited=1 if source == target else 2)
+    if _settled_without_search(graph, agg, result):
+        return result
+    sides = (_Side(graph.n_entities, source), _Side(graph.n_entities, target))
+    meet = _search(sides, agg, max_hops, max_neighbors, max_frontier, result)
+    if meet.size == 0:
+        result.reason = f"no path within {max_hops} hop{'s' if max_hops > 1 else ''} per side" + (
+            " (a cap was reached: larger max_neighbors or max_frontier might find one)" if result.truncated else ""
+        )
+        return result
+    _enumerate_paths(sides, meet, max_enumerated, result)
+    return result
+
+
+def _check_path_args(
+    n: int,
+    source: int,
+    target: int,
+    max_hops: int,
+    max_neighbors: int | None,
+    max_frontier: int | None,
+    max_enumerated: int,
+) -> None:
+    """Raise :class:`IndexError` for an entity out of range, :class:`ValueError` for a bad cap."""
     for node in (source, target):
         if not 0 <= node < n:
             raise IndexError(f"entity index {node} out of range 0..{n - 1}")
@@ -273,21 +241,43 @@ def find_paths(
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if max_hops > 1000:
         raise ValueError(f"max_hops must be at most 1000, got {max_hops}")
-    agg = aggregated if aggregated is not None else aggregated_index(graph)
-    result = PathResult(source, target, visited=1 if source == target else 2)
+
+
+def _settled_without_search(graph: GraphIndex, agg: AggregatedIndex, result: PathResult) -> bool:
+    """Fill ``result`` and return True when no search is needed.
+
+    That is: the two ends are the same, one end has no neighbours, or a relation links
+    them directly (looked up in the full row, so no cap can hide it).
+    """
+    source, target = result.source, result.target
     if source == target:
         result.reason = "the two entities are the same"
-        return result
+        return True
     for node in (source, target):
         if agg.degree[node] == 0:
             result.reason = f"entity {node} has no relations to other entities" + (
                 " in the searched part of the graph" if agg.n_relations < graph.n_relations else ""
             )
-            return result
+            return True
     if np.any(agg.neighbors.row(source) == target):  # direct relation: no cap can hide it
         result.paths, result.length = [[source, target]], 1
-        return result
-    sides = (_Side(n, source), _Side(n, target))
+        return True
+    return False
+
+
+def _search(
+    sides: tuple[_Side, _Side],
+    agg: AggregatedIndex,
+    max_hops: int,
+    max_neighbors: int | None,
+    max_frontier: int | None,
+    result: PathResult,
+) -> I32:
+    """Expand the cheaper open side one level at a time until the frontiers meet.
+
+    Returns the meeting nodes (empty: no meeting within ``max_hops`` per side); updates
+    ``result.truncated`` and ``result.visited``.
+    """
     meet: I32 = np.empty(0, np.int32)
     while True:
         open_sides = [s for s in (0, 1) if sides[s].level < max_hops and sides[s].frontier.size]
@@ -301,11 +291,11 @@ def find_paths(
         meet = fresh[other[fresh] != _UNSEEN]
         if meet.size:
             break
-    if meet.size == 0:
-        result.reason = f"no path within {max_hops} hop{'s' if max_hops > 1 else ''} per side" + (
-            " (a cap was reached: larger max_neighbors or max_frontier might find one)" if result.truncated else ""
-        )
-        return result
+    return meet
+
+
+def _enumerate_paths(sides: tuple[_Side, _Side], meet: I32, max_enumerated: int, result: PathResult) -> None:
+    """Set ``result.length`` and list the shortest paths through ``meet`` (at most ``max_enumerated``)."""
     # without caps every meeting node lies on a shortest path (both sides were complete to
     # their levels when they met); with caps, keep the meetings of least total length
     total = sides[0].dist[meet].astype(np.int64) + sides[1].dist[meet]
@@ -320,9 +310,8 @@ def find_paths(
             for right in rights:
                 if len(result.paths) >= max_enumerated:
                     result.truncated = True
-                    return result
+                    return
                 result.paths.append(left[::-1] + right[1:])
-    return result
 
 
 def edge_relations(graph: GraphIndex, a: int, b: int, relation_mask: npt.NDArray[np.bool_] | None = None) -> list[int]:

@@ -60,25 +60,10 @@ def add_relations(
     ``synonym_pairs`` (two aligned arrays of entity keys) link entities that name the
     same thing; pairs naming an unknown entity are ignored.
     """
-    rkeys = np.asarray(relation_keys, dtype=np.uint64).ravel()
-    skeys = np.asarray(subject_keys, dtype=np.uint64).ravel()
-    okeys = np.asarray(object_keys, dtype=np.uint64).ravel()
-    if not (rkeys.size == skeys.size == okeys.size == len(passage_ids)):
-        raise ValueError("relation_keys, subject_keys, object_keys and passage_ids must align")
-    # relations: dedupe the batch (keep first), split new / existing
-    first = _first_occurrences(rkeys)
-    rkeys, skeys, okeys = rkeys[first], skeys[first], okeys[first]
-    pids = [passage_ids[i] for i in first.tolist()]
+    rkeys, skeys, okeys, pids = _deduped_batch(relation_keys, subject_keys, object_keys, passage_ids)
     existing = graph.relations.find(rkeys)
     is_new = existing < 0
-
-    # entities
-    ent_candidates = np.concatenate([skeys[is_new], okeys[is_new]])
-    if entity_keys is not None:
-        ent_candidates = np.concatenate([ent_candidates, np.asarray(entity_keys, np.uint64).ravel()])
-    ent_candidates = ent_candidates[_first_occurrences(ent_candidates)]
-    new_ent = ent_candidates[graph.entities.find(ent_candidates) < 0]
-    entities = graph.entities.extended(new_ent)
+    entities = _extended_entities(graph, skeys[is_new], okeys[is_new], entity_keys)
 
     # new relations
     new_rkeys = rkeys[is_new]
@@ -89,19 +74,79 @@ def add_relations(
     obj = entities.lookup(okeys[is_new], "entity")
     rel_subject = np.concatenate([graph.rel_subject, subj])
     rel_object = np.concatenate([graph.rel_object, obj])
-    loop = subj == obj
-    ent_rel = csr_extend(
-        graph.ent_rel,
-        np.concatenate([subj, obj[~loop]]),
-        np.concatenate([new_ridx, new_ridx[~loop]]),
-        len(entities),
-    )
-    touched = np.flatnonzero(np.bincount(np.concatenate([subj, obj]), minlength=len(entities))).astype(np.int32)
-    ent_rel = _order_rows(ent_rel, touched, rel_subject, rel_object)
+    ent_rel = _extended_ent_rel(graph.ent_rel, subj, obj, new_ridx, rel_subject, rel_object, len(entities))
 
     # passage links (new relations and new links of existing ones)
     ridx_all = np.where(is_new, 0, existing)
     ridx_all[is_new] = new_ridx
+    passages, link_r, link_p = _new_passage_links(graph, ridx_all, pids)
+    n_rel = len(relations)
+    rel_pas = csr_extend(graph.rel_pas, link_r, link_p, n_rel)
+    pas_rel = csr_extend(graph.pas_rel, link_p, link_r, len(passages))
+    synonyms = _extended_synonyms(graph.synonyms, entities, synonym_pairs)
+    return type(graph)(
+        entities=entities,
+        relations=relations,
+        passages=passages,
+        rel_subject=rel_subject,
+        rel_object=rel_object,
+        ent_rel=ent_rel,
+        rel_pas=rel_pas,
+        pas_rel=pas_rel,
+        synonyms=synonyms,
+    )
+
+
+def _deduped_batch(
+    relation_keys: npt.ArrayLike,
+    subject_keys: npt.ArrayLike,
+    object_keys: npt.ArrayLike,
+    passage_ids: Sequence[Sequence[str]],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64], list[Sequence[str]]]:
+    """The batch as aligned key arrays, checked for length, each relation kept once (first)."""
+    rkeys = np.asarray(relation_keys, dtype=np.uint64).ravel()
+    skeys = np.asarray(subject_keys, dtype=np.uint64).ravel()
+    okeys = np.asarray(object_keys, dtype=np.uint64).ravel()
+    if not (rkeys.size == skeys.size == okeys.size == len(passage_ids)):
+        raise ValueError("relation_keys, subject_keys, object_keys and passage_ids must align")
+    first = _first_occurrences(rkeys)
+    pids = [passage_ids[i] for i in first.tolist()]
+    return rkeys[first], skeys[first], okeys[first], pids
+
+
+def _extended_entities(
+    graph: GraphData,
+    new_subjects: npt.NDArray[np.uint64],
+    new_objects: npt.NDArray[np.uint64],
+    entity_keys: npt.ArrayLike | None,
+) -> KeyMap:
+    """The entity map with the unknown entities of the new relations (and ``entity_keys``) appended."""
+    ent_candidates = np.concatenate([new_subjects, new_objects])
+    if entity_keys is not None:
+        ent_candidates = np.concatenate([ent_candidates, np.asarray(entity_keys, np.uint64).ravel()])
+    ent_candidates = ent_candidates[_first_occurrences(ent_candidates)]
+    new_ent = ent_candidates[graph.entities.find(ent_candidates) < 0]
+    return graph.entities.extended(new_ent)
+
+
+def _extended_ent_rel(
+    ent_rel: CSR, subj: I32, obj: I32, new_ridx: I32, rel_subject: I32, rel_object: I32, n_entities: int
+) -> CSR:
+    """Entity→relation rows with the new relations added, touched rows re-sorted by specificity."""
+    loop = subj == obj
+    extended = csr_extend(
+        ent_rel,
+        np.concatenate([subj, obj[~loop]]),
+        np.concatenate([new_ridx, new_ridx[~loop]]),
+        n_entities,
+    )
+    touched = np.flatnonzero(np.bincount(np.concatenate([subj, obj]), minlength=n_entities)).astype(np.int32)
+    return _order_rows(extended, touched, rel_subject, rel_object)
+
+
+def _new_passage_links(graph: GraphData, ridx_all: I32, pids: list[Sequence[str]]) -> tuple[StringIdMap, I32, I32]:
+    """The passage map with new passages appended, and the (relation, passage) links not yet present."""
+    r0 = graph.n_relations
     flat_pids: list[str] = []
     flat_rel: list[int] = []
     for r, plist in zip(ridx_all.tolist(), pids):
@@ -123,31 +168,26 @@ def add_relations(
             pair = np.unique(link_r.astype(np.int64) * (len(passages) + 1) + link_p)
             link_r = (pair // (len(passages) + 1)).astype(np.int32)
             link_p = (pair % (len(passages) + 1)).astype(np.int32)
-    n_rel = len(relations)
-    rel_pas = csr_extend(graph.rel_pas, link_r, link_p, n_rel)
-    pas_rel = csr_extend(graph.pas_rel, link_p, link_r, len(passages))
-    synonyms = csr_extend(graph.synonyms, [], [], len(entities))
-    if synonym_pairs is not None:
-        a = entities.find(np.asarray(synonym_pairs[0], np.uint64).ravel())
-        b = entities.find(np.asarray(synonym_pairs[1], np.uint64).ravel())
-        ok = (a >= 0) & (b >= 0) & (a != b)
-        rows, cols = np.concatenate([a[ok], b[ok]]), np.concatenate([b[ok], a[ok]])
-        owner_rows = np.unique(rows)
-        present = {(int(owner_rows[o]), int(c)) for o, c in zip(*gather_rows(synonyms, owner_rows))}
-        fresh = sorted({(int(r), int(c)) for r, c in zip(rows.tolist(), cols.tolist())} - present)
-        if fresh:
-            synonyms = csr_extend(synonyms, [r for r, _ in fresh], [c for _, c in fresh], len(entities))
-    return type(graph)(
-        entities=entities,
-        relations=relations,
-        passages=passages,
-        rel_subject=rel_subject,
-        rel_object=rel_object,
-        ent_rel=ent_rel,
-        rel_pas=rel_pas,
-        pas_rel=pas_rel,
-        synonyms=synonyms,
-    )
+    return passages, link_r, link_p
+
+
+def _extended_synonyms(
+    synonyms: CSR, entities: KeyMap, synonym_pairs: tuple[npt.ArrayLike, npt.ArrayLike] | None
+) -> CSR:
+    """Synonym rows grown to the entity count, with the new (known, distinct) pairs in both directions."""
+    synonyms = csr_extend(synonyms, [], [], len(entities))
+    if synonym_pairs is None:
+        return synonyms
+    a = entities.find(np.asarray(synonym_pairs[0], np.uint64).ravel())
+    b = entities.find(np.asarray(synonym_pairs[1], np.uint64).ravel())
+    ok = (a >= 0) & (b >= 0) & (a != b)
+    rows, cols = np.concatenate([a[ok], b[ok]]), np.concatenate([b[ok], a[ok]])
+    owner_rows = np.unique(rows)
+    present = {(int(owner_rows[o]), int(c)) for o, c in zip(*gather_rows(synonyms, owner_rows))}
+    fresh = sorted({(int(r), int(c)) for r, c in zip(rows.tolist(), cols.tolist())} - present)
+    if fresh:
+        synonyms = csr_extend(synonyms, [r for r, _ in fresh], [c for _, c in fresh], len(entities))
+    return synonyms
 
 
 def remove_links(graph: G, *, relation_keys: npt.ArrayLike, passage_ids: Sequence[str]) -> tuple[G, RemovedItems]:
