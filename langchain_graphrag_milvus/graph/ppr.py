@@ -174,40 +174,17 @@ def personalized_pagerank(
     if not 0.0 <= damping < 1.0:
         raise ValueError("damping must be in [0, 1)")
     n_e, n_r, n_p = index.n_entities, index.n_relations, index.n_passages
-    n = n_e + n_r + n_p
-    restart = np.zeros(n, np.float32)
-    _add_weights(restart, 0, n_e, entity_weights, "entity")
-    _add_weights(restart, n_e, n_r, relation_weights, "relation")
-    _add_weights(restart, n_e + n_r, n_p, passage_weights, "passage")
-    if relation_mask is not None:
-        restart[n_e : n_e + n_r][~relation_mask] = 0.0
-    if passage_mask is not None:
-        restart[n_e + n_r :][~passage_mask] = 0.0
-    total = float(restart.sum())
-    if total <= 0.0:
-        zeros = np.zeros(n, np.float32)
+    restart = _restart_vector(index, (entity_weights, relation_weights, passage_weights), relation_mask, passage_mask)
+    if restart is None:
+        zeros = np.zeros(n_e + n_r + n_p, np.float32)
         return PPRResult(zeros[:n_e], zeros[n_e : n_e + n_r], zeros[n_e + n_r :], 0, True, 0.0)
-    restart /= total
     to_nodes, to_relations = transition_matrices(index, relation_mask, passage_mask)
     s_nodes = np.concatenate([restart[:n_e], restart[n_e + n_r :]])
     s_rel = restart[n_e : n_e + n_r]
     blocked = None if relation_mask is None else np.flatnonzero(~relation_mask)
-    # Gauss-Seidel sweeps on the bipartite graph: each sweep reads every edge once in
-    # each direction and contracts the error by damping**2 (plain power iteration
-    # needs two full matrix products for the same contraction).
-    x_rel = s_rel.copy()
-    x_nodes = s_nodes.copy()
-    residual = float("inf")
-    iterations = 0
-    for iterations in range(1, max_iter + 1):
-        new_nodes = (1.0 - damping) * s_nodes + damping * (to_nodes @ x_rel)
-        new_rel = (1.0 - damping) * s_rel + damping * (to_relations @ new_nodes)
-        if blocked is not None:
-            new_rel[blocked] = 0.0
-        residual = float(np.abs(new_nodes - x_nodes).sum() + np.abs(new_rel - x_rel).sum())
-        x_nodes, x_rel = new_nodes, new_rel
-        if residual < tol:
-            break
+    x_nodes, x_rel, iterations, residual = _sweeps(
+        to_nodes, to_relations, s_nodes, s_rel, blocked, (damping, tol, max_iter)
+    )
     # mass lost to masked relations returns to the restart set: with a restart vector
     # proportional to the seeds, that is the same as normalising the fixed point
     total_mass = float(x_nodes.sum() + x_rel.sum())
@@ -223,3 +200,60 @@ def personalized_pagerank(
         converged=residual < tol,
         residual=residual,
     )
+
+
+def _restart_vector(
+    index: GraphIndex,
+    weights: tuple[Weights, Weights, Weights],
+    relation_mask: npt.NDArray[np.bool_] | None,
+    passage_mask: npt.NDArray[np.bool_] | None,
+) -> F32 | None:
+    """Restart weights over entities, relations, passages (in that order), masked, summing to 1.
+
+    ``None`` when no allowed seed has a positive weight.
+    """
+    n_e, n_r, n_p = index.n_entities, index.n_relations, index.n_passages
+    restart = np.zeros(n_e + n_r + n_p, np.float32)
+    _add_weights(restart, 0, n_e, weights[0], "entity")
+    _add_weights(restart, n_e, n_r, weights[1], "relation")
+    _add_weights(restart, n_e + n_r, n_p, weights[2], "passage")
+    if relation_mask is not None:
+        restart[n_e : n_e + n_r][~relation_mask] = 0.0
+    if passage_mask is not None:
+        restart[n_e + n_r :][~passage_mask] = 0.0
+    total = float(restart.sum())
+    if total <= 0.0:
+        return None
+    restart /= total
+    return restart
+
+
+def _sweeps(
+    to_nodes: csr_matrix,
+    to_relations: csr_matrix,
+    s_nodes: F32,
+    s_rel: F32,
+    blocked: npt.NDArray[np.intp] | None,
+    setting: tuple[float, float, int],
+) -> tuple[F32, F32, int, float]:
+    """Iterate to the fixed point: (node scores, relation scores, iterations, last L1 change).
+
+    Gauss-Seidel sweeps on the bipartite graph: each sweep reads every edge once in
+    each direction and contracts the error by damping**2 (plain power iteration
+    needs two full matrix products for the same contraction).
+    """
+    damping, tol, max_iter = setting
+    x_rel = s_rel.copy()
+    x_nodes = s_nodes.copy()
+    residual = float("inf")
+    iterations = 0
+    for iterations in range(1, max_iter + 1):
+        new_nodes = (1.0 - damping) * s_nodes + damping * (to_nodes @ x_rel)
+        new_rel = (1.0 - damping) * s_rel + damping * (to_relations @ new_nodes)
+        if blocked is not None:
+            new_rel[blocked] = 0.0
+        residual = float(np.abs(new_nodes - x_nodes).sum() + np.abs(new_rel - x_rel).sum())
+        x_nodes, x_rel = new_nodes, new_rel
+        if residual < tol:
+            break
+    return x_nodes, x_rel, iterations, residual
