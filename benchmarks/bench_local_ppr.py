@@ -156,7 +156,7 @@ def walk_rows(g: GraphIndex, seeds: list[WalkSeeds], epsilons: tuple[float, ...]
     """The whole default ranking (two walks and their bookkeeping) per query, global vs push."""
     out: dict[str, dict[str, float]] = {}
     ref: list[list[int]] = []
-    for name, params in [("global", WalkParams())] + [
+    for name, params in [("global", WalkParams(ppr_method="global"))] + [
         (f"push {eps:g}", WalkParams(ppr_method="push", push_epsilon=eps)) for eps in epsilons
     ]:
         times, orders = [], []

@@ -254,9 +254,11 @@ def grid(full: bool) -> list[WalkParams]:
 
 def _grid_tag(variants: list[WalkParams]) -> str:
     """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
+    import langchain_graphrag_milvus.retrieval.sparse_vectors as vectors
     import langchain_graphrag_milvus.retrieval.walk_ranking as module
 
-    source = Path(module.__file__).read_bytes() + repr(variants).encode() + repr(WalkParams()).encode()
+    code = Path(module.__file__).read_bytes() + Path(vectors.__file__).read_bytes()
+    source = code + repr(variants).encode() + repr(WalkParams()).encode()
     return hashlib.blake2b(source, digest_size=4).hexdigest()
 
 

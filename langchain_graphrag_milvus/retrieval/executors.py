@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from langchain_graphrag_milvus.milvus.filters import filter_errors
@@ -43,9 +45,14 @@ from langchain_graphrag_milvus.retrieval.timeouts import ainvoke_with_timeout, i
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
-__all__ = ["run_sync", "run_async", "answer_sync", "answer_async"]
+__all__ = ["run_sync", "run_async", "answer_sync", "answer_async", "gather_sync"]
 
 T = TypeVar("T")
+
+#: Threads answering the reads of a sync :class:`Gather` (shared by all retrievers of a process).
+_POOL_SIZE = 8
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
 
 
 def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = None) -> Any:
@@ -70,7 +77,7 @@ def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = No
     if isinstance(effect, Fetch):
         return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
     if isinstance(effect, Gather):
-        return [answer_sync(e, store, callbacks) for e in effect.effects]
+        return gather_sync(effect.effects, store, callbacks)
     if isinstance(effect, GetGraph):
         return store.graph
     if isinstance(effect, LinkEntities):
@@ -85,6 +92,46 @@ def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = No
     if isinstance(effect, Compute):
         return effect.fn(*effect.args)
     raise TypeError(f"unknown effect {effect!r}")
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that answer the searches of a :class:`Gather` (created on first use, shared)."""
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(max_workers=_POOL_SIZE, thread_name_prefix="graphrag-search")
+    return _POOL
+
+
+def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callbacks: Any = None) -> list[Any]:
+    """The answers to several effects, in order; searches and fetches run concurrently.
+
+    Each Milvus read is one gRPC round trip and pymilvus' client is thread-safe, so the
+    independent reads of a :class:`Gather` overlap (the first in the calling thread, the
+    others in a small shared pool), as ``asyncio.gather`` overlaps them under ``ainvoke``.
+    Every read is waited for; then the first failure *in the effects' order* is raised
+    as it was (the same error a one-by-one answer raises first). Other effects are
+    answered one by one.
+    """
+    if len(effects) < 2 or not all(isinstance(e, (Search, Fetch)) for e in effects):
+        return [answer_sync(e, store, callbacks) for e in effects]
+    futures = [_pool().submit(answer_sync, e, store, callbacks) for e in effects[1:]]
+    answers: list[Any] = []
+    failure: BaseException | None = None
+    try:
+        answers.append(answer_sync(effects[0], store, callbacks))
+    except Exception as exc:
+        failure = exc
+    wait(futures)
+    for future in futures:
+        error = future.exception()
+        if failure is None and error is not None:
+            failure = error
+        answers.append(None if error is not None else future.result())
+    if failure is not None:
+        raise failure
+    return answers
 
 
 async def answer_async(effect: Request[Any], store: RetrievalStore, callbacks: Any = None) -> Any:

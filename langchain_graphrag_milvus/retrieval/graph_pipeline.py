@@ -18,13 +18,13 @@ Two rankings share the pipeline:
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
-from langchain_graphrag_milvus.graph import GraphView
-from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
 from langchain_graphrag_milvus.retrieval.effects import (
     Embed,
@@ -45,6 +45,7 @@ from langchain_graphrag_milvus.retrieval.stages import (
     Candidate,
     QueryHits,
     Ranked,
+    exact_entities,
     from_relations,
     merge,
     order_from_positions,
@@ -65,6 +66,7 @@ __all__ = [
     "query_entities",
     "first_unique_names",
     "passage_document",
+    "passage_rows",
     "MAX_QUERY_ENTITIES",
 ]
 
@@ -90,6 +92,21 @@ def passage_document(
         meta["_score"] = float(score)
         meta["_ranked_by"] = "passage_similarity"
     return Document(id=pid, page_content=str(row.get("text", "")), metadata=meta)
+
+
+def passage_rows(ids: list[str], in_hand: Sequence[Hit], filter_expr: str | None) -> Steps[dict[str, dict[str, Any]]]:
+    """The passage rows of ``ids``: those the passage search returned (``in_hand``), and one fetch of the rest.
+
+    The search asked for the same fields (:data:`PASSAGE_FIELDS`) under the same filter, so
+    a row in hand is the row a fetch would return; only missing ids are fetched (no
+    fetch at all when every id is in hand).
+    """
+    have = {h.id: dict(h.fields) for h in in_hand}
+    rows = {i: have[i] for i in ids if i in have}
+    missing = tuple(i for i in dict.fromkeys(ids) if i not in have)
+    if missing:
+        rows.update((yield from ask(Fetch("passages", missing, PASSAGE_FIELDS, filter_expr))))
+    return rows
 
 
 # ---------------------------------------------------------------------- stages
@@ -153,7 +170,7 @@ def graph_pipeline(
     names = yield from query_entities(
         query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
     )
-    q = yield from first_searches(query, names, p, with_reranker=reranker is not None)
+    q = yield from first_searches(query, names, p, with_reranker=reranker is not None, all_entities=trace is not None)
     if trace is not None:
         trace.update(params=p, entities=names, graph=q.graph, view=q.view, query_vector=q.qvec)
         trace.update(entity_hits=q.entity_hits, relation_hits=q.relation_hits, passage_hits=q.passage_hits)
@@ -168,7 +185,7 @@ def graph_pipeline(
     dense = [Ranked(h.id, h.score, "passage_similarity") for h in q.passage_hits]
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
-    rows = yield from ask(Fetch("passages", tuple(r.id for r in final), PASSAGE_FIELDS, p.filter))
+    rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter)
     docs = [passage_document(r.id, rows[r.id], r) for r in final if r.id in rows]
     if len(docs) < p.k:  # a filter removed some graph passages: fill from similarity
         have = {d.id for d in docs}
@@ -177,16 +194,26 @@ def graph_pipeline(
     return docs
 
 
-def first_searches(query: str, names: list[str], p: RetrievalParams, *, with_reranker: bool) -> Steps[QueryHits]:
-    """The graph, one embedding call for the query and its entities, and the three batched searches.
+def first_searches(
+    query: str, names: list[str], p: RetrievalParams, *, with_reranker: bool, all_entities: bool = False
+) -> Steps[QueryHits]:
+    """The graph, one embedding call for the query and its entities, and the batched searches.
 
+    Under ``ranking="ppr"`` a name that is exactly a graph entity (inside the filter's view)
+    is neither embedded nor searched: the ranking seeds that entity and never reads the
+    name's vector hits, so its ``entity_hits`` are ``[]``. ``all_entities`` (a trace, which
+    shows every name's hits) searches them all, as ``ranking="similarity"`` always does.
     Under a filter, the graph is restricted to the filter's view and the entity and
     relation hits are the top ones *inside* it (searching deeper when others' hits crowd
     them out).
     """
     graph = yield from ask(GetGraph())
-    raw = yield from ask(Embed((query, *names)))  # one embedding call for the query and its entities
-    vectors = check_query_vectors((query, *names), raw)  # NaN/inf/ragged: typed error, no search
+    view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
+    searched = list(range(len(names)))
+    if p.ranking == "ppr" and not all_entities:  # exact names need no vector
+        searched = [i for i, e in enumerate(exact_entities(graph, names, view).tolist()) if e < 0]
+    texts = (query, *(names[i] for i in searched))
+    vectors = check_query_vectors(texts, (yield from ask(Embed(texts))))  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
     relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
@@ -195,26 +222,29 @@ def first_searches(query: str, names: list[str], p: RetrievalParams, *, with_rer
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0)
-    entity_hits, relation_answer, passage_answer = yield from search_all(
-        (
-            Search("entities", evecs, entity_limit),
-            Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
-            Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
-        )
-    )
-    relation_hits = relation_answer[0] if relation_answer else []
-    passage_hits = passage_answer[0] if passage_answer else []
-    view: GraphView | None = None
-    if p.filter:  # the graph itself is restricted to the passages that pass the filter
-        view = yield from ask(ViewOf(p.filter, graph))
+    searches = [
+        Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
+        Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
+    ]
+    if evecs:
+        searches.insert(0, Search("entities", evecs, entity_limit))
+    answers = yield from search_all(searches)
+    found: list[list[Hit]] = answers.pop(0) if evecs else []
+    relation_hits = answers[0][0] if answers[0] else []
+    passage_hits = answers[1][0] if answers[1] else []
+    if view is not None:
         # the top hits *inside* the view, as if nothing else existed (searching further if needed)
         (relation_hits,) = yield from search_in_view(
             "relations", (qvec,), relation_k, graph.relations, view.relations, RELATION_FIELDS,
             first=(relation_limit, [relation_hits]),
         )  # fmt: skip
-        entity_hits = yield from search_in_view(
-            "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, entity_hits)
-        )
+        if evecs:
+            found = yield from search_in_view(
+                "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, found)
+            )
+    entity_hits: list[list[Hit]] = [[] for _ in names]  # aligned with the names: [] for those not searched
+    for i, hits in zip(searched, found):
+        entity_hits[i] = list(hits)
     return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits)
 
 

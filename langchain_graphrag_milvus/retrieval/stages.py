@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.graph.csr import gather_rows
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.ranking import interleave
-from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, walk_ranking
+from langchain_graphrag_milvus.retrieval.sparse_vectors import at
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "from_relations",
     "allowed",
     "search_in_view",
+    "exact_entities",
 ]
 
 RELATION_FIELDS = ("text", "passage_ids", "predicate")
@@ -265,7 +268,7 @@ def ppr_ranking(
         np.array([h.score for h in seeds_p], np.float32),
         np.array(sorted(set(ents)), np.int32),
     )
-    order_arr, scores = walk_ranking(
+    walks = ranked_walks(
         graph,
         seeds,
         params,
@@ -277,18 +280,27 @@ def ppr_ranking(
     for cand in _candidates(seeds_r, view=view):
         for pid in cand.passage_ids:
             by_passage.setdefault(pid, []).append(cand)
-    hop_of = _passage_hops(graph, ents, r_idx[r_idx >= 0], p_idx[p_idx >= 0], p, view)
+    hop_of = _passage_hops(graph, ents, (r_idx[r_idx >= 0], p_idx[p_idx >= 0]), walks.order, p, view)
     if trace is not None:
-        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=scores)
+        trace.update(entity_seeds=sorted(set(ents)), ppr_scores=walks.dense(graph.n_passages))
     ranked = []
-    for g in order_arr.tolist():
+    scores = at((walks.passage_idx, walks.passage_scores), walks.order).tolist()  # the reached passages only
+    for g, score in zip(walks.order.tolist(), scores):
         pid = graph.passages.ids[g]
-        ranked.append(Ranked(pid, float(scores[g]), "graph", list(by_passage.get(pid, [])), hops=hop_of.get(g)))
+        ranked.append(Ranked(pid, float(score), "graph", list(by_passage.get(pid, [])), hops=hop_of.get(g)))
     pool: list[Candidate] = []
     if want_pool:
         listed = interleave([r.id for r in ranked], [h.id for h in q.passage_hits])[: p.max_candidates]
         pool = yield from _one_relation_per_passage(q, listed)
     return ranked, pool
+
+
+def exact_entities(graph: GraphIndex, names: Sequence[str], view: GraphView | None) -> np.ndarray:
+    """The graph entity each name is exactly (``-1``: none, or one outside the view)."""
+    exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
+    if view is not None and exact.size:
+        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
+    return exact
 
 
 def _entity_seeds(q: QueryHits) -> list[int]:
@@ -298,9 +310,7 @@ def _entity_seeds(q: QueryHits) -> list[int]:
     vector, inside).
     """
     graph, view = q.graph, q.view
-    exact = _graph_indices(graph.entities, [entity_id(n) for n in q.names])
-    if view is not None:
-        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
+    exact = exact_entities(graph, q.names, view)
     ents = [int(e) for e in exact if e >= 0]
     for name_idx, per in enumerate(q.entity_hits):
         if exact[name_idx] < 0 and per:
@@ -314,16 +324,18 @@ def _entity_seeds(q: QueryHits) -> list[int]:
 def _passage_hops(
     graph: GraphIndex,
     entities: list[int],
-    relations: np.ndarray,
-    passages: np.ndarray,
+    seeds: tuple[np.ndarray, np.ndarray],
+    ranked: np.ndarray,
     p: RetrievalParams,
     view: GraphView | None,
 ) -> dict[int, int]:
-    """Graph distance of passages from the seeds (the seed notebook's hop count).
+    """Graph distance from the seeds (the seed notebook's hop count) of the ``ranked`` passages.
 
     0 for seed passages and passages of hit relations or hit entities, 1 for those one
-    relation further.
+    relation further (``seeds``: relation and passage indices). Only the ranked passages'
+    relations are looked up in the expansion.
     """
+    relations, passages = seeds
     expansion = graph.expand(
         entity_seeds=np.array(sorted(set(entities)), np.int32),
         relation_seeds=relations,
@@ -332,13 +344,17 @@ def _passage_hops(
         max_relations=None,
         relation_mask=None if view is None else view.relations,
     )
-    hop_of: dict[int, int] = {}
-    for rel, hop in zip(expansion.relations.tolist(), expansion.hops.tolist()):
-        for pas in graph.rel_pas.row(rel).tolist():
-            hop_of[pas] = min(hop, hop_of.get(pas, hop))
-    for pas in passages.tolist():
-        hop_of[int(pas)] = 0
-    return hop_of
+    ranked = np.asarray(ranked, np.int64)
+    hop = np.full(ranked.size, np.iinfo(np.int64).max, np.int64)
+    if expansion.relations.size and ranked.size:
+        by_index = np.argsort(expansion.relations, kind="stable")
+        reached, reached_hop = expansion.relations[by_index], expansion.hops[by_index]
+        owner, rels = gather_rows(graph.pas_rel, ranked.astype(np.int32))
+        pos = np.minimum(np.searchsorted(reached, rels), reached.size - 1)
+        hit = reached[pos] == rels
+        np.minimum.at(hop, owner[hit], reached_hop[pos[hit]].astype(np.int64))
+    hop[np.isin(ranked, passages)] = 0
+    return {g: h for g, h in zip(ranked.tolist(), hop.tolist()) if h != np.iinfo(np.int64).max}
 
 
 def _one_relation_per_passage(q: QueryHits, passage_ids: list[str]) -> Steps[list[Candidate]]:

@@ -27,26 +27,57 @@ passage seeds and the number of chained picks. They were chosen by 5-fold
 cross-validation over questions (``benchmarks/cv_ranking.py``; results in
 ``benchmarks/README.md``): damping 0.85 (the classic PageRank value, preferred by every
 fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
+
+Every vector here is sparse (:mod:`.sparse_vectors`: the seeds, or the nodes a walk
+reached), masks are looked up at those nodes only and an order is a partition of the
+reached passages, so with the push solver nothing per query costs the graph's size. With
+the global solver the results are bit-identical to the former dense implementation; with
+push, a group's sum runs over its non-zero entries (``tests/unit/test_sparse_walk.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import GraphIndex
-from langchain_graphrag_milvus.graph.local_ppr import push_pagerank
+from langchain_graphrag_milvus.graph.local_ppr import local_pagerank
 from langchain_graphrag_milvus.graph.ppr import personalized_pagerank
 from langchain_graphrag_milvus.retrieval.ranking import entity_passage_counts
+from langchain_graphrag_milvus.retrieval.sparse_vectors import (
+    EMPTY,
+    Sparse,
+    accumulate,
+    add,
+    at,
+    keep,
+    normalised,
+    restrict,
+    sparse,
+)
 
-__all__ = ["WalkParams", "WalkSeeds", "walk_ranking", "seed_weights"]
+__all__ = [
+    "AUTO_PUSH_RELATIONS",
+    "WalkParams",
+    "WalkSeeds",
+    "WalkResult",
+    "walk_ranking",
+    "ranked_walks",
+    "seed_weights",
+    "walk_method",
+]
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_] | None
+
+#: ``ppr_method="auto"`` solves by pushes from this many relations on, globally below
+#: (``benchmarks/bench_query_path.py``; the three evaluation graphs hold 17k–29k).
+AUTO_PUSH_RELATIONS = 30_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,12 +105,24 @@ class WalkParams:
             (given and offline triplets) and hotpotqa100 (offline) chose
             (``benchmarks/README.md``); ``"all"`` loses 3–5 points of R@2.
         ppr_method: How each walk is solved. ``"global"``: power iteration over the whole
-            graph (:func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank`).
-            ``"push"``: residual pushes from the seeds
-            (:func:`~langchain_graphrag_milvus.graph.local_ppr.push_pagerank`), whose cost
-            follows the seeds' neighbourhood, not the graph's size; an approximation within
-            ``push_epsilon``. Not the default (``benchmarks/README.md``).
-        push_epsilon: Residual tolerance per unit of degree of ``"push"``.
+            graph (:func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank`), exact;
+            its cost grows with the graph (≈2.3 ms per walk at 10k relations, 23 ms at
+            100k, 460 ms at 1M). ``"push"``: residual pushes from the seeds
+            (:func:`~langchain_graphrag_milvus.graph.local_ppr.local_pagerank`), an
+            approximation within ``push_epsilon`` whose cost follows the seeds'
+            neighbourhood, not the graph's size. ``"auto"`` (default): ``"global"`` below
+            :data:`AUTO_PUSH_RELATIONS` (30,000) relations, ``"push"`` from there on. The
+            threshold sits just above the three evaluation graphs (17k–29k relations: their
+            results are the global solver's, exact) and past where the push ranking gets
+            cheaper than the global one (≈20k relations); the whole per-query library work
+            at the threshold is ≈20 ms with the global solver, ≈10 ms with push at any size
+            from there to 1M relations (``benchmarks/bench_query_path.py``).
+        push_epsilon: Residual tolerance per unit of degree of ``"push"`` (and of
+            ``"auto"`` on large graphs). The default, 1e-4, keeps the per-query library
+            work under 10 ms at 1M relations; against the global solver it ranked within
+            one or two questions on musique100 and hotpotqa100, inside the fold spread
+            (1e-5: closer still, one hotpotqa question apart, ≈3× the work;
+            ``benchmarks/README.md``).
     """
 
     relation_seeds: int = 50
@@ -90,8 +133,8 @@ class WalkParams:
     chain_mode: str = "entities"
     cover_query_entities: bool = True
     novel_seeds: str = "entities"
-    ppr_method: str = "global"
-    push_epsilon: float = 1e-6
+    ppr_method: str = "auto"
+    push_epsilon: float = 1e-4
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.damping < 1.0:
@@ -104,10 +147,17 @@ class WalkParams:
             raise ValueError(f"chain_mode must be 'entities' or 'passages', got {self.chain_mode!r}")
         if self.novel_seeds not in ("none", "entities", "all"):
             raise ValueError(f"novel_seeds must be 'none', 'entities' or 'all', got {self.novel_seeds!r}")
-        if self.ppr_method not in ("global", "push"):
-            raise ValueError(f"ppr_method must be 'global' or 'push', got {self.ppr_method!r}")
+        if self.ppr_method not in ("auto", "global", "push"):
+            raise ValueError(f"ppr_method must be 'auto', 'global' or 'push', got {self.ppr_method!r}")
         if not self.push_epsilon > 0.0:
             raise ValueError(f"push_epsilon must be positive, got {self.push_epsilon!r}")
+
+
+def walk_method(params: WalkParams, graph: GraphIndex) -> str:
+    """``"global"`` or ``"push"``: the solver ``params`` asks for on this graph (``"auto"`` resolved)."""
+    if params.ppr_method != "auto":
+        return params.ppr_method
+    return "push" if graph.n_relations >= AUTO_PUSH_RELATIONS else "global"
 
 
 @dataclass(frozen=True)
@@ -125,6 +175,27 @@ class WalkSeeds:
     entity_idx: I32
 
 
+@dataclass(frozen=True)
+class WalkResult:
+    """What :func:`ranked_walks` found: the order, and the first walk's passage mass (sparse).
+
+    Attributes:
+        order: Passage indices best first (at most ``limit``; positive score only).
+        passage_idx: Passages the first walk reached (ascending; inside the allowed ones).
+        passage_scores: Their mass (the walk's scores normalised to sum 1 over all nodes).
+    """
+
+    order: I32
+    passage_idx: I64
+    passage_scores: F32
+
+    def dense(self, n_passages: int) -> F32:
+        """The first walk's mass as a dense array over all passages."""
+        out = np.zeros(n_passages, np.float32)
+        out[self.passage_idx] = self.passage_scores
+        return out
+
+
 def _softmax(scores: F32, temperature: float) -> F32:
     s = np.asarray(scores, dtype=np.float64)
     z = np.exp((s - s.max()) / temperature)
@@ -132,113 +203,172 @@ def _softmax(scores: F32, temperature: float) -> F32:
     return out
 
 
+# ---------------------------------------------------------------------- the walks
 def seed_weights(
     graph: GraphIndex, seeds: WalkSeeds, params: WalkParams, masks: tuple[Any, Any] = (None, None)
-) -> tuple[F32, F32, F32]:
-    """Restart weights (entities, relations, passages), each group summing to 1 or empty (all zero).
+) -> tuple[Sparse, Sparse, Sparse]:
+    """Restart weights (entities, relations, passages), sparse, each group summing to 1 or empty.
 
     ``masks``: (relation mask, passage mask) of a tenant view; specificities count only those.
     """
-    ent = np.zeros(graph.n_entities, np.float32)
-    rel = np.zeros(graph.n_relations, np.float32)
-    pas = np.zeros(graph.n_passages, np.float32)
     r_idx, r_sc = seeds.relation_idx[: params.relation_seeds], seeds.relation_scores[: params.relation_seeds]
     r_sc, r_idx = r_sc[r_idx >= 0], r_idx[r_idx >= 0]
-    if r_idx.size:
-        np.add.at(rel, r_idx, _softmax(r_sc, params.temperature))
+    rel = accumulate(r_idx, _softmax(r_sc, params.temperature)) if r_idx.size else EMPTY
     p_idx, p_sc = seeds.passage_idx[: params.passage_seeds], seeds.passage_scores[: params.passage_seeds]
     p_sc, p_idx = p_sc[p_idx >= 0], p_idx[p_idx >= 0]
-    if p_idx.size:
-        np.add.at(pas, p_idx, _softmax(p_sc, params.temperature))
-    e_idx = np.unique(seeds.entity_idx)
-    if e_idx.size:
-        spec = 1.0 / np.maximum(entity_passage_counts(graph, e_idx, *masks), 1)
-        ent[e_idx] = spec / spec.sum()
-    return ent, rel, pas
+    pas = accumulate(p_idx, _softmax(p_sc, params.temperature)) if p_idx.size else EMPTY
+    return _specific(graph, np.unique(seeds.entity_idx), masks), rel, pas
+
+
+def _specific(graph: GraphIndex, entities: npt.NDArray[Any], masks: tuple[Any, Any]) -> Sparse:
+    """Entities weighted by specificity (1 / passages mentioning them), summing to 1."""
+    if not entities.size:
+        return EMPTY
+    spec = 1.0 / np.maximum(entity_passage_counts(graph, entities, *masks), 1)
+    return sparse(entities, spec / spec.sum())
 
 
 def _walk(
-    graph: GraphIndex,
-    ent: F32,
-    rel: F32,
-    pas: F32,
-    params: WalkParams,
-    relation_mask: npt.NDArray[np.bool_] | None,
-    passage_mask: npt.NDArray[np.bool_] | None = None,
-) -> tuple[F32, F32]:
-    """Passage and entity mass of one walk (zeros when there is no seed); masks: a tenant view's subgraph."""
-    e_idx, r_idx, p_idx = np.flatnonzero(ent), np.flatnonzero(rel), np.flatnonzero(pas)  # weights are >= 0
-    if not (e_idx.size or r_idx.size or p_idx.size):
-        return np.zeros(graph.n_passages, np.float32), np.zeros(graph.n_entities, np.float32)
-    solve = personalized_pagerank
-    if params.ppr_method == "push":
-        solve = partial(push_pagerank, epsilon=params.push_epsilon)
-    res = solve(
-        graph,
-        entity_weights=(e_idx, ent[e_idx]),
-        relation_weights=(r_idx, rel[r_idx]),
-        passage_weights=(p_idx, pas[p_idx]),
-        damping=params.damping,
-        relation_mask=relation_mask,
-        passage_mask=passage_mask,
-    )
-    return res.passage, res.entity
+    graph: GraphIndex, seeds: tuple[Sparse, Sparse, Sparse], params: WalkParams, method: str, masks: tuple[Any, Any]
+) -> tuple[Sparse, Sparse]:
+    """Passage and entity mass of one walk (empty when there is no seed); masks: a tenant view's subgraph."""
+    ent, rel, pas = seeds
+    if not (ent[0].size or rel[0].size or pas[0].size):
+        return EMPTY, EMPTY
+    kwargs: dict[str, Any] = dict(
+        entity_weights=ent, relation_weights=rel, passage_weights=pas, damping=params.damping,
+        relation_mask=masks[0], passage_mask=masks[1],
+    )  # fmt: skip
+    if method == "push":
+        local = local_pagerank(graph, epsilon=params.push_epsilon, **kwargs)
+        total = local.mass
+        scale = 1.0 / total if total > 0 else 0.0  # normalised to sum 1, as push_pagerank's dense scores
+        return sparse(local.passage_idx, local.passage * scale), sparse(local.entity_idx, local.entity * scale)
+    res = personalized_pagerank(graph, **kwargs)
+    p_nz, e_nz = np.flatnonzero(res.passage), np.flatnonzero(res.entity)
+    return (p_nz.astype(np.int64), res.passage[p_nz]), (e_nz.astype(np.int64), res.entity[e_nz])
 
 
-def _order(scores: F32, exclude: set[int]) -> list[int]:
-    positive = np.flatnonzero(scores > 0)
-    order = positive[np.lexsort((positive, -scores[positive]))].tolist()
-    return [int(p) for p in order if p not in exclude]
+def _order(scores: Sparse, exclude: set[int], limit: int) -> list[int]:
+    """The best ``limit`` positive entries not excluded: score descending, then index (a partition, then a sort)."""
+    idx, val = scores
+    keep = val > 0
+    if exclude:
+        keep &= ~np.isin(idx, np.fromiter(exclude, np.int64, len(exclude)))
+    idx, val = idx[keep], val[keep]
+    if idx.size > limit > 0:
+        kth = np.partition(val, idx.size - limit)[idx.size - limit]
+        top = val >= kth  # ties at the cut stay in; the sort decides
+        idx, val = idx[top], val[top]
+    order = np.lexsort((idx, -val))[:limit]
+    return [int(p) for p in idx[order].tolist()]
 
 
 def _continuation(
-    graph: GraphIndex,
-    picked: list[int],
-    seeds: WalkSeeds,
-    entity_mass: F32,
-    params: WalkParams,
-    masks: tuple[Any, Any] = (None, None),
-) -> tuple[F32, F32]:
+    graph: GraphIndex, picked: list[int], seeds: WalkSeeds, entity_mass: Sparse, params: WalkParams, masks: Any
+) -> tuple[Sparse, Sparse]:
     """Entity restart for the next pick: uncovered query entities and the picked passages' bridges."""
     query_ents = set(np.unique(seeds.entity_idx).tolist())
     picked_ents: set[int] = set()
     for p in picked:
         picked_ents |= set(graph.passage_entities(p)[0].tolist())
-    bridge = np.zeros(graph.n_entities, np.float32)
+    bridge = EMPTY
     if params.chain_mode == "entities":
         cand = np.array(sorted(picked_ents - query_ents), np.int64)
         if cand.size:
-            bridge[cand] = entity_mass[cand]
-    query_w = np.zeros(graph.n_entities, np.float32)
-    keep = sorted(query_ents - picked_ents) if params.cover_query_entities else sorted(query_ents)
-    if keep:
-        spec = 1.0 / np.maximum(entity_passage_counts(graph, keep, *masks), 1)
-        query_w[keep] = spec / spec.sum()
-    return query_w, bridge
+            bridge = sparse(cand, at(entity_mass, cand))
+    uncovered = sorted(query_ents - picked_ents) if params.cover_query_entities else sorted(query_ents)
+    return _specific(graph, np.array(uncovered, np.int64), masks), bridge
 
 
 def _novel(
-    graph: GraphIndex, picked: list[int], rel: F32, pas: F32, bridge: F32, masks: tuple[Any, Any], mode: str
-) -> tuple[F32, F32, F32]:
+    graph: GraphIndex, picked: list[int], seeds: tuple[Sparse, Sparse, Sparse], masks: Any, params: WalkParams,
+    dense_sum: bool,
+) -> tuple[Sparse, Sparse, Sparse]:  # fmt: skip
     """The relation, passage and bridge seeds the picked passages do not already supply (renormalised)."""
-    rel2, pas2, bridge2 = rel.copy(), pas.copy(), bridge.copy()
-    if mode == "all":
-        for p in picked:
-            rel2[graph.pas_rel.row(p)] = 0
-        pas2[picked] = 0
-    cand = np.flatnonzero(bridge2)
-    if cand.size:
-        only_picked = entity_passage_counts(graph, cand, *masks) <= _picked_mentions(graph, picked, cand)
-        bridge2[cand[only_picked]] = 0
-    return tuple(x / x.sum() if x.any() else x for x in (rel2, pas2, bridge2))  # type: ignore[return-value]
+    rel, pas, bridge = seeds
+    if params.novel_seeds == "all":
+        supplied = np.concatenate([graph.pas_rel.row(p) for p in picked]).astype(np.int64)
+        rel = keep(rel, ~np.isin(rel[0], supplied))
+        pas = keep(pas, ~np.isin(pas[0], np.array(picked, np.int64)))
+    if bridge[0].size:
+        only_picked = entity_passage_counts(graph, bridge[0], *masks) <= _picked_mentions(graph, picked, bridge[0])
+        bridge = keep(bridge, ~only_picked)
+    sizes = (graph.n_relations, graph.n_passages, graph.n_entities)
+    rel, pas, bridge = (normalised(x, n, dense_sum) for x, n in zip((rel, pas, bridge), sizes))
+    return rel, pas, bridge
 
 
-def _picked_mentions(graph: GraphIndex, picked: list[int], cand: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def _picked_mentions(graph: GraphIndex, picked: list[int], cand: I64) -> I64:
     """How many of the picked passages mention each candidate entity."""
     counts = np.zeros(cand.size, np.int64)
     for p in picked:
         counts += np.isin(cand, graph.passage_entities(p)[0])
     return counts
+
+
+def _next_walk(
+    graph: GraphIndex,
+    picked: list[int],
+    seeds: WalkSeeds,
+    first: tuple[tuple[Sparse, Sparse, Sparse], Sparse],
+    params: WalkParams,
+    method: str,
+    masks: Any,
+) -> Sparse:
+    """The passage mass of the walk that continues from the picked passages."""
+    (_, rel, pas), entity_mass = first
+    dense_sum = method == "global"
+    query_w, bridge = _continuation(graph, picked, seeds, entity_mass, params, masks)
+    if params.chain_mode == "passages":
+        where = np.array(sorted(picked), np.int64)
+        p2 = add(pas, sparse(where, np.full(where.size, 1.0 / len(picked), np.float32)))
+        p2 = normalised(p2, graph.n_passages, dense_sum)
+        return _walk(graph, (query_w, rel, p2), params, method, masks)[0]
+    if params.novel_seeds != "none":
+        rel, pas, bridge = _novel(graph, picked, (rel, pas, bridge), masks, params, dense_sum)
+    e2 = add(query_w, normalised(bridge, graph.n_entities, dense_sum))
+    return _walk(graph, (e2, rel, pas), params, method, masks)[0]
+
+
+def ranked_walks(
+    graph: GraphIndex,
+    seeds: WalkSeeds,
+    params: WalkParams,
+    *,
+    limit: int,
+    relation_mask: Mask = None,
+    allowed_passages: Mask = None,
+) -> WalkResult:
+    """Graph passages best first (at most ``limit``) and the first walk's passage mass, sparse.
+
+    Args:
+        graph: The graph.
+        seeds: The query's seeds.
+        params: The ranking's constants (``ppr_method="auto"``: see :func:`walk_method`).
+        limit: How many passages to return at most.
+        relation_mask: Relations the walks may use (tenant views).
+        allowed_passages: Passages that may be returned (tenant views).
+
+    Returns:
+        The order (positive score only) and the first walk's mass of the allowed passages.
+    """
+    masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
+    method = walk_method(params, graph)
+    restart = seed_weights(graph, seeds, params, masks)
+    scores, entity_mass = _walk(graph, restart, params, method, masks)
+    scores = restrict(scores, allowed_passages)
+    order = _order(scores, set(), limit)
+    picked: list[int] = []
+    for _ in range(params.chain):
+        if not order:
+            break
+        picked.append(order.pop(0))
+        nxt = _next_walk(graph, picked, seeds, (restart, entity_mass), params, method, masks)
+        rest = _order(restrict(nxt, allowed_passages), set(picked), limit)
+        seen = set(rest)
+        order = (rest + [p for p in order if p not in seen])[:limit]
+    return WalkResult(np.array((picked + order)[:limit], np.int32), scores[0], scores[1])
 
 
 def walk_ranking(
@@ -247,10 +377,10 @@ def walk_ranking(
     params: WalkParams,
     *,
     limit: int,
-    relation_mask: npt.NDArray[np.bool_] | None = None,
-    allowed_passages: npt.NDArray[np.bool_] | None = None,
+    relation_mask: Mask = None,
+    allowed_passages: Mask = None,
 ) -> tuple[I32, F32]:
-    """Graph passages best first (at most ``limit``) and the first walk's passage scores.
+    """:func:`ranked_walks` with the first walk's mass as a dense array over all passages.
 
     Args:
         graph: The graph.
@@ -263,32 +393,7 @@ def walk_ranking(
     Returns:
         ``(order, scores)``: passage indices (positive score only) and the first walk's mass.
     """
-    masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
-    ent, rel, pas = seed_weights(graph, seeds, params, masks)
-    scores, entity_mass = _walk(graph, ent, rel, pas, params, *masks)
-    if allowed_passages is not None:
-        scores = np.where(allowed_passages, scores, 0).astype(np.float32)
-    order = _order(scores, set())
-    picked: list[int] = []
-    for _ in range(params.chain):
-        if not order:
-            break
-        picked.append(order.pop(0))
-        query_w, bridge = _continuation(graph, picked, seeds, entity_mass, params, masks)
-        if params.chain_mode == "passages":
-            p2 = pas.copy()
-            p2[picked] += 1.0 / len(picked)
-            nxt, _ = _walk(graph, query_w, rel, p2 / p2.sum(), params, *masks)
-        else:
-            rel2, pas2 = rel, pas
-            if params.novel_seeds != "none":
-                rel2, pas2, bridge = _novel(graph, picked, rel, pas, bridge, masks, params.novel_seeds)
-            e2 = query_w + (bridge / bridge.sum() if bridge.any() else bridge)
-            nxt, _ = _walk(graph, e2, rel2, pas2, params, *masks)
-        if allowed_passages is not None:
-            nxt = np.where(allowed_passages, nxt, 0).astype(np.float32)
-        rest = _order(nxt, set(picked))
-        seen = set(rest)
-        order = rest + [p for p in order if p not in seen]
-    full = (picked + order)[:limit]
-    return np.array(full, np.int32), scores
+    result = ranked_walks(
+        graph, seeds, params, limit=limit, relation_mask=relation_mask, allowed_passages=allowed_passages
+    )
+    return result.order, result.dense(graph.n_passages)

@@ -98,21 +98,26 @@ def rows_for(fetch: Fetch) -> dict[str, dict[str, Any]]:
     return {pid: passage_row(pid) for pid in fetch.ids}
 
 
-def head(graph: GraphIndex, *, filter_expr: str | None = None, limits: tuple[int, int, int] = (3, 50, 3)) -> list[Step]:
-    """The steps every graph retrieval starts with (linker, graph, one embedding call, three searches)."""
-    entity_limit, relation_limit, passage_limit = limits
+def head(
+    graph: GraphIndex, *, filter_expr: str | None = None, limits: tuple[int, int] = (50, 3), view: Any = None
+) -> list[Step]:
+    """The steps every default retrieval starts with: linker, graph (and view), one embedding call, the searches.
+
+    "Leonhard Euler" is exactly a graph entity: under ``ranking="ppr"`` it is neither
+    embedded nor searched, so only the query is embedded and only relations and passages
+    are searched.
+    """
+    relation_limit, passage_limit = limits
+    with_view = [Step(ViewOf, view, lambda v: v.filter_expr == filter_expr and v.graph is graph)] if view else []
     return [
         Step(LinkEntities, ["Leonhard Euler"], lambda e: e.query == QUERY and e.filter_expr == filter_expr),
         Step(GetGraph, graph),
-        Step(Embed, [Q_VEC, E_VEC], lambda e: e.texts == (QUERY, "Leonhard Euler")),
+        *with_view,
+        Step(Embed, [Q_VEC], lambda e: e.texts == (QUERY,)),
         Step(
             Gather,
-            [[[Hit(entity_id("Leonhard Euler"), 0.99, {})]], [RELATION_HITS], [PASSAGE_HITS]],
-            searches_are(
-                ("entities", entity_limit, None),
-                ("relations", relation_limit, None),
-                ("passages", passage_limit, filter_expr),
-            ),
+            [[RELATION_HITS], [PASSAGE_HITS]],
+            searches_are(("relations", relation_limit, None), ("passages", passage_limit, filter_expr)),
         ),
     ]
 
@@ -128,9 +133,10 @@ def test_default_graph_pipeline_end_to_end() -> None:
     docs, requests = run_script(
         graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), [*head(graph), fetch_step()]
     )
-    # no reranker: no pool search, no LLM call; the passage fetch asks only for the k passages returned
+    # no reranker: no pool search, no LLM call; the passage fetch asks only for the returned passages
+    # the passage search did not bring (p_euler's row came with its hit)
     assert [type(r).__name__ for r in requests] == ["LinkEntities", "GetGraph", "Embed", "Gather", "Fetch"]
-    assert requests[-1].ids == tuple(d.id for d in docs)
+    assert requests[-1].ids == ("p_johann",)
     assert [d.id for d in docs] == ["p_euler", "p_johann"]  # the question's entity, then its teacher (the bridge)
     first = docs[0]
     assert first.page_content == "text of p_euler" and first.metadata["source"] == "p_euler.txt"
@@ -161,7 +167,7 @@ def test_rerank_falls_back_to_the_graph_order_when_the_reranker_fails(caplog: py
     p = RetrievalParams(k=2)
     reranker: Any = object()  # never called: the scripted executor answers the Invoke
     script = [
-        *head(graph, limits=(3, 50, 50)),  # with a reranker, 50 passages feed the pool
+        *head(graph, limits=(50, 50)),  # with a reranker, 50 passages feed the pool
         _pool_search(),
         Step(Invoke, raises=RuntimeError("LLM down"), check=lambda i: i.runnable is reranker),
         fetch_step(),
@@ -184,7 +190,7 @@ def test_rerank_choice_comes_first() -> None:
     def choose_daniel(invoke: Invoke) -> list[int]:  # the position of p_daniel's relation in the pool shown
         return [next(i for i, c in enumerate(invoke.input["candidates"]) if c["passage_ids"] == ["p_daniel"])]
 
-    script = [*head(graph, limits=(3, 50, 50)), _pool_search(), Step(Invoke, reply=choose_daniel), fetch_step()]
+    script = [*head(graph, limits=(50, 50)), _pool_search(), Step(Invoke, reply=choose_daniel)]  # rows in hand
     docs, _ = run_script(graph_pipeline(QUERY, p, entity_extractor=None, reranker=reranker), script)
     assert docs[0].id == "p_daniel" and docs[0].metadata["_ranked_by"] == "llm"
     assert docs[0].metadata["_relation_ids"][0] == rid(*SON)
@@ -196,11 +202,9 @@ def test_a_filter_reaches_every_request_and_restricts_the_graph() -> None:
     allowed = [int(i) for i in graph.passages.find(["p_euler", "p_daniel"])]
     p = RetrievalParams(k=2, filter=tenant)
     script = [
-        # other tenants' hits are dropped: entities and relations are searched 4x deeper
-        *head(graph, filter_expr=tenant, limits=(12, 200, 3)),
-        Step(ViewOf, graph.view(allowed), lambda v: v.filter_expr == tenant and v.graph is graph),
-        fetch_step(tenant),
-    ]
+        # other tenants' hits are dropped: relations are searched 4x deeper
+        *head(graph, filter_expr=tenant, limits=(200, 3), view=graph.view(allowed)),
+    ]  # both passages returned came with the (filtered) passage search: no fetch
     docs, requests = run_script(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), script)
     assert {d.id for d in docs} <= {"p_euler", "p_daniel"}  # never p_johann, outside the view
     assert docs[0].id == "p_euler"

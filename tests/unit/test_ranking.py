@@ -246,9 +246,16 @@ def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
     bridge = np.zeros(g.n_entities, np.float32)
     bridge[[ent["B"], ent["P"]]] = [0.25, 0.75]
     r0, p0 = np.full(g.n_relations, 0.2, np.float32), np.zeros(g.n_passages, np.float32)
-    r1, p1, b1 = _novel(g, [pas["first"]], r0, p0, bridge, (None, None), "entities")
+    sizes = (g.n_relations, g.n_passages, g.n_entities)
+
+    def novel(mode: str) -> list[np.ndarray]:  # _novel on sparse vectors, answered densely
+        given = tuple((np.flatnonzero(d), d[np.flatnonzero(d)]) for d in (r0, p0, bridge))
+        out = _novel(g, [pas["first"]], given, (None, None), WalkParams(novel_seeds=mode), True)  # type: ignore[arg-type]
+        return [np.bincount(i, weights=v, minlength=n).astype(np.float32) for (i, v), n in zip(out, sizes)]
+
+    r1, p1, b1 = novel("entities")
     assert b1[ent["B"]] == 1.0 and b1[ent["P"]] == 0.0 and np.array_equal(r1, r0 / r0.sum())
-    r2, _, _ = _novel(g, [pas["first"]], r0, p0, bridge, (None, None), "all")
+    r2, _, _ = novel("all")
     assert r2[rel["r"]] == 0.0 and r2[rel["q"]] == 0.0 and np.isclose(r2.sum(), 1.0)
     with pytest.raises(ValueError, match="novel_seeds"):
         WalkParams(novel_seeds="yes")

@@ -1,0 +1,105 @@
+"""Fewer round trips on a real store (Milvus Lite and a server): same Documents, counted requests, concurrent reads.
+
+* A passage row that came with the passage search is the row a fetch returns: the
+  Documents built from either are equal (plain and partition-key stores, user metadata).
+* The default query's Milvus round trips, counted by a spy on the store's own methods.
+* The sync executor's concurrent ``Gather`` answers like one-by-one calls through the real
+  client, and a failing search still comes back typed, the first in order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+
+from langchain_graphrag_milvus import MilvusGraphRetriever
+from langchain_graphrag_milvus.datasets import NANO_QUESTION
+from langchain_graphrag_milvus.errors import InvalidFilterError
+from langchain_graphrag_milvus.retrieval.effects import Fetch, Search
+from langchain_graphrag_milvus.retrieval.executors import answer_sync, gather_sync
+from langchain_graphrag_milvus.retrieval.graph_pipeline import PASSAGE_FIELDS, passage_document
+from langchain_graphrag_milvus.retrieval.stages import RELATION_FIELDS
+
+from ..fakes import LexicalEmbeddings
+
+TEXTS = {
+    "ada": ("Ada Lovelace wrote the first program.", [["Ada Lovelace", "wrote", "the first program"]]),
+    "babbage": ("Charles Babbage designed the Analytical Engine.", [["Charles Babbage", "designed", "the engine"]]),
+    "menabrea": ("Menabrea described the engine in French.", [["Menabrea", "described", "the engine"]]),
+}
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["plain", "partition_key"])
+def test_rows_from_the_passage_search_make_the_same_documents_as_fetched_rows(make_store, partitioned) -> None:
+    store = make_store(LexicalEmbeddings(), **({"partition_key_field": "tenant"} if partitioned else {}))
+    docs = [
+        Document(
+            id=pid,
+            page_content=text,
+            metadata={"triplets": triplets, "tenant": "a", "source": f"{pid}.txt", "year": 1843, "tags": ["x", pid]},
+        )
+        for pid, (text, triplets) in TEXTS.items()
+    ]
+    store.add_documents(docs)
+    (vector,) = store.embedding.embed_documents(["Who wrote the first program?"])
+    for filter_expr in (None, "tenant == 'a'"):
+        (hits,) = store.search("passages", [vector], 10, filter_expr=filter_expr, output_fields=PASSAGE_FIELDS)
+        rows = store.fetch("passages", [h.id for h in hits], PASSAGE_FIELDS, filter_expr=filter_expr)
+        assert sorted(h.id for h in hits) == sorted(rows) == sorted(TEXTS)
+        for h in hits:
+            from_hit, fetched = passage_document(h.id, dict(h.fields)), passage_document(h.id, rows[h.id])
+            assert from_hit == fetched and from_hit.metadata["year"] == 1843 and from_hit.metadata["tenant"] == "a"
+
+
+class Spy:
+    """Counts the store's Milvus reads and embedding calls (wrapping the real methods)."""
+
+    def __init__(self, store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        for name in ("search", "fetch"):
+            real = getattr(store, name)
+
+            def spy(kind: str, *args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+                self.calls.append((_name, kind))
+                return _real(kind, *args, **kw)
+
+            monkeypatch.setattr(store, name, spy)
+        embed = store.embedding.embed_documents
+
+        def spy_embed(texts: list[str]) -> Any:
+            self.calls.append(("embed", len(texts)))
+            return embed(texts)
+
+        monkeypatch.setattr(store.embedding, "embed_documents", spy_embed)
+
+
+def test_the_default_query_makes_one_embedding_call_and_two_searches(nano_store, monkeypatch) -> None:
+    retriever = MilvusGraphRetriever(store=nano_store, k=2)
+    want = retriever.invoke(NANO_QUESTION)  # warms the graph and the linker (their reads are not per query)
+    spy = Spy(nano_store, monkeypatch)
+    docs = retriever.invoke(NANO_QUESTION)
+    assert docs == want
+    # the linker's names are graph entities: only the query is embedded, no entity search;
+    # relations and passages in one concurrent gather; a fetch only for passages the search did not bring
+    assert spy.calls[0] == ("embed", 1)
+    assert sorted(spy.calls[1:3]) == [("search", "passages"), ("search", "relations")]
+    assert spy.calls[3:] in ([], [("fetch", "passages")])
+
+
+def test_a_concurrent_gather_answers_like_one_by_one_calls(nano_store) -> None:
+    (vector,) = nano_store.embedding.embed_documents([NANO_QUESTION])
+    vec = tuple(vector)
+    effects = (
+        Search("entities", (vec, vec), 3),
+        Search("relations", (vec,), 20, None, RELATION_FIELDS),
+        Search("passages", (vec,), 4, None, PASSAGE_FIELDS),
+        Fetch("passages", ("no such id",), PASSAGE_FIELDS),
+    )
+    one_by_one = [answer_sync(e, nano_store) for e in effects]
+    for _ in range(5):
+        assert gather_sync(effects, nano_store) == one_by_one
+    bad = (effects[0], Search("passages", (vec,), 4, "no_such_field ==", PASSAGE_FIELDS), effects[1])
+    with pytest.raises(InvalidFilterError):
+        gather_sync(bad, nano_store)
