@@ -5,14 +5,17 @@ fingerprint of the data the index was built from, and the length and CRC-32 of e
 file). Loading checks the manifest, every file's length and checksum and the arrays'
 shapes before memory-mapping them; anything damaged, missing or mismatched raises
 :class:`IndexFileError` (never a raw ``ValueError``/``JSONDecodeError``/``OSError``), so
-the caller can rebuild the index.
+the caller can rebuild the index. Callers may save more arrays with the index (``extra``,
+e.g. the entity names of the graph cache), covered by the same manifest and checks.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
@@ -22,11 +25,22 @@ from langchain_graphrag_milvus.graph.csr import CSR
 from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 
-__all__ = ["save", "load", "read_manifest", "verify", "file_checksum", "IndexFileError", "FORMAT_VERSION"]
+__all__ = [
+    "save",
+    "load",
+    "load_extra",
+    "read_manifest",
+    "verify",
+    "file_checksum",
+    "IndexFileError",
+    "FORMAT_VERSION",
+]
 
 #: 2: the manifest lists every file with its length and CRC-32.
 FORMAT_VERSION = 2
 _READ_CHUNK = 1 << 22
+_EXTRA = "extra_"
+_EXTRA_NAME = re.compile(r"[A-Za-z0-9_]+")
 G = TypeVar("G", bound=GraphData)
 
 
@@ -43,11 +57,28 @@ def file_checksum(path: Path) -> int:
     return crc
 
 
-def save(graph: GraphData, directory: str | os.PathLike[str], *, fingerprint: dict[str, Any] | None = None) -> Path:
+def save(
+    graph: GraphData,
+    directory: str | os.PathLike[str],
+    *,
+    fingerprint: dict[str, Any] | None = None,
+    extra: Mapping[str, np.ndarray] | None = None,
+) -> Path:
     """Write the index as ``.npy`` files plus ``manifest.json`` into ``directory``.
 
     The files are written to a temporary directory first and renamed into place, so
     a crash never leaves a half-written index behind.
+
+    Args:
+        graph: The index.
+        directory: Where to write it.
+        fingerprint: What the index was built from (kept in the manifest).
+        extra: More named arrays saved alongside (``extra_<name>.npy``, listed in the
+            manifest with length and CRC-32 like every file; read back with
+            :func:`load_extra`). Names are letters, digits and ``_``; no object arrays.
+
+    Raises:
+        ValueError: An extra array has an invalid name or holds Python objects.
     """
     target = Path(directory)
     tmp = target.with_name(target.name + ".tmp")
@@ -73,6 +104,10 @@ def save(graph: GraphData, directory: str | os.PathLike[str], *, fingerprint: di
         "passage_blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "passage_offsets": offsets,
     }
+    for name, value in (extra or {}).items():
+        if not _EXTRA_NAME.fullmatch(name) or np.asarray(value).dtype.hasobject:
+            raise ValueError(f"invalid extra array {name!r}: names are [A-Za-z0-9_]+, values plain arrays")
+        arrays[f"{_EXTRA}{name}"] = np.asarray(value)
     files: dict[str, dict[str, int]] = {}
     for name, arr in arrays.items():
         file = tmp / f"{name}.npy"
@@ -180,6 +215,41 @@ def load(
     ):
         raise IndexFileError(f"graph index in {path} does not match its manifest")
     return index
+
+
+def load_extra(
+    directory: str | os.PathLike[str],
+    manifest: dict[str, Any] | None = None,
+    *,
+    mmap: bool = True,
+    check: bool = True,
+) -> dict[str, np.ndarray]:
+    """The extra arrays saved with an index (:func:`save`'s ``extra``); ``{}`` if none were.
+
+    Args:
+        directory: Where :func:`save` wrote the index.
+        manifest: Its manifest, if already read and verified (then nothing is checked again).
+        mmap: Memory-map the arrays instead of reading them.
+        check: Verify the extra files' lengths and checksums (when no manifest is given).
+
+    Raises:
+        IndexFileError: A listed extra file is missing, damaged or unreadable.
+    """
+    path = Path(directory)
+    if manifest is None:
+        manifest = read_manifest(path)
+        if check:
+            extras = {k: v for k, v in manifest["files"].items() if str(k).startswith(_EXTRA)}
+            verify(path, {**manifest, "files": extras})
+    out: dict[str, np.ndarray] = {}
+    for file in manifest["files"]:
+        name = str(file)
+        if name.startswith(_EXTRA) and name.endswith(".npy"):
+            try:
+                out[name[len(_EXTRA) : -4]] = np.load(path / name, mmap_mode="r" if mmap else None, allow_pickle=False)
+            except (OSError, ValueError, EOFError) as exc:
+                raise IndexFileError(f"{path / name} cannot be read: {exc}") from None
+    return out
 
 
 def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None, cls: type[G]) -> G:

@@ -28,6 +28,7 @@ from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from langchain_graphrag_milvus.text.name_table import MAX_NAME_TOKENS, LinkerNames, linker_key
 from langchain_graphrag_milvus.text.names import clean_text
 from langchain_graphrag_milvus.text.tokens import NAME_STOPWORDS, name_spans, name_tokens
 
@@ -40,7 +41,7 @@ __all__ = [
     "ENTITY_PROMPT_ONE_SHOT_OUTPUT",
 ]
 
-MAX_NGRAM = 12
+MAX_NGRAM = MAX_NAME_TOKENS
 #: Most query entities a retrieval uses (extractor answers and ``entities=`` are cut there).
 MAX_QUERY_ENTITIES = 32
 #: Single words that are never useful query entities on their own.
@@ -59,34 +60,50 @@ class EntityLinker:
     similarity (rapidfuzz), so near misses such as "Leonard Euler" still link. Entities made
     only of stopwords ("the", "he") are never linked.
 
+    Exact matches are dictionary lookups. Near misses are found through a character q-gram
+    index (:class:`~langchain_graphrag_milvus.text.name_index.NameIndex`, built on the first
+    near-miss search): only the names it returns as candidates are scored, and the answer is
+    exactly the one a scan of every name would give (the best ratio, the first name among
+    equals).
+
     Args:
-        names: Display names of the graph's entities.
+        names: Display names of the graph's entities, or a prepared
+            :class:`~langchain_graphrag_milvus.text.name_table.LinkerNames` (keys already
+            computed, e.g. loaded with a saved graph index).
         require_capital: Link only mentions written with a capital letter or a digit
             (names, not common nouns such as "country" or "director"), unless the whole
             query is lower case. Measured on musique100: common-noun links add noise.
         fuzzy_cutoff: Lowest rapidfuzz ratio (0-100) for a near miss; ``None`` turns fuzzy
             matching off. Spans shorter than 5 characters are never fuzzy-matched.
+
+    Raises:
+        ValueError: ``fuzzy_cutoff`` is outside 0-100.
     """
 
     def __init__(
-        self, names: Iterable[str], *, require_capital: bool = False, fuzzy_cutoff: float | None = 90.0
+        self,
+        names: Iterable[str] | LinkerNames,
+        *,
+        require_capital: bool = False,
+        fuzzy_cutoff: float | None = 90.0,
     ) -> None:
+        if fuzzy_cutoff is not None and not 0.0 <= fuzzy_cutoff <= 100.0:
+            raise ValueError(f"fuzzy_cutoff must be a ratio from 0 to 100 or None, got {fuzzy_cutoff!r}")
         self.require_capital = require_capital
         self.fuzzy_cutoff = fuzzy_cutoff
-        self._by_tokens: dict[tuple[str, ...], str] = {}
-        longest = 1
-        for name in names:
-            tokens = _tokens(name)
-            if not tokens or all(t in STOPWORDS for t in tokens) or len(tokens) > MAX_NGRAM:
-                continue
-            self._by_tokens.setdefault(tokens, clean_text(name))
-            longest = max(longest, len(tokens))
-        self._longest = longest
-        self._choices = [" ".join(t) for t in self._by_tokens]
-        self._choice_names = list(self._by_tokens.values())
+        if not isinstance(names, LinkerNames):
+            first: dict[str, str] = {}
+            for name in names:
+                key = linker_key(name)
+                if key and key not in first:
+                    first[key] = clean_text(name)
+            names = LinkerNames(list(first), list(first.values()))
+        self._names = names
+        self._by_key = names.by_key
+        self._longest = names.longest
 
     def __len__(self) -> int:
-        return len(self._by_tokens)
+        return len(self._by_key)
 
     def _allowed(self, spans: list[tuple[str, str]], start: int, size: int, check_case: bool) -> bool:
         if not check_case:
@@ -107,19 +124,17 @@ class EntityLinker:
             for start in range(0, len(keys) - size + 1):
                 if any(taken[start : start + size]):
                     continue
-                name = self._by_tokens.get(tuple(keys[start : start + size]))
+                name = self._by_key.get(" ".join(keys[start : start + size]))
                 if name is not None and self._allowed(spans, start, size, check_case):
                     taken[start : start + size] = [True] * size
                     found.append((start, name))
-        if self.fuzzy_cutoff is not None and self._choices:
+        if self.fuzzy_cutoff is not None and self._by_key:
             found += self._fuzzy(spans, keys, taken, check_case)
         return list(dict.fromkeys(name for _, name in sorted(found)))
 
     def _fuzzy(
         self, spans: list[tuple[str, str]], keys: list[str], taken: list[bool], check_case: bool
     ) -> list[tuple[int, str]]:
-        from rapidfuzz import fuzz, process
-
         found: list[tuple[int, str]] = []
         for size in range(min(4, self._longest, len(keys)), 0, -1):
             for start in range(0, len(keys) - size + 1):
@@ -129,11 +144,30 @@ class EntityLinker:
                 text = " ".join(window)
                 if len(text) < 5 or not self._allowed(spans, start, size, check_case):
                     continue
-                best = process.extractOne(text, self._choices, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff)
+                best = self.closest(text)
                 if best is not None:
                     taken[start : start + size] = [True] * size
-                    found.append((start, self._choice_names[best[2]]))
+                    found.append((start, self._names.names[best]))
         return found
+
+    def closest(self, text: str) -> int | None:
+        """Index (into the linker's distinct keys) of the key most similar to ``text``, or None.
+
+        The same answer as ``rapidfuzz.process.extractOne(text, keys, scorer=fuzz.ratio,
+        score_cutoff=fuzzy_cutoff)`` over all keys: the highest ratio at or above the cutoff,
+        the first key among equals; only the index's candidates are scored.
+        """
+        from rapidfuzz import fuzz, process
+
+        cutoff = self.fuzzy_cutoff
+        if cutoff is None:
+            return None
+        candidates = self._names.index().candidates(text, cutoff).tolist()
+        if not candidates:
+            return None
+        choices = self._names.choices
+        best = process.extractOne(text, [choices[i] for i in candidates], scorer=fuzz.ratio, score_cutoff=cutoff)
+        return None if best is None else candidates[best[2]]
 
     def as_runnable(self) -> Runnable[str, list[str]]:
         """This linker as a ``Runnable[str, list[str]]``."""

@@ -126,7 +126,8 @@ def fold_name_token(word: str) -> str:
 
     ``"gödel"`` meets ``"godel"``, ``"eyes"`` meets ``"eye"`` (not ``"class"``, not 3-letter words).
     """
-    word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    if not word.isascii():  # ASCII has nothing to decompose (a fast path: the same result)
+        word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
