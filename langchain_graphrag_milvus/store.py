@@ -7,7 +7,7 @@ import importlib
 import inspect
 import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
@@ -22,6 +22,7 @@ from langchain_graphrag_milvus.ingest.store_writes import StoreWrites
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
+from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.milvus.writes import StoreParts
@@ -107,6 +108,11 @@ class MilvusGraphStore:
         index_params: Vector index of new collections; default exact ``FLAT``/``COSINE``.
             The metric must be ``COSINE`` or ``IP`` (scores are similarities).
         search_params: Search parameters (e.g. ``{"params": {"ef": 128}}`` for HNSW).
+        index: ``"flat"`` (default): always exact; ``"auto"``: exact FLAT, switched to HNSW on a
+            Milvus server once an ingest leaves a collection with 100,000 rows or more (the
+            collection cannot be searched while the index builds); ``"hnsw"``: HNSW from
+            creation. Explicit ``index_params`` win. HNSW answers are
+            approximate: measure with :meth:`index_recall`; see :mod:`~langchain_graphrag_milvus.milvus.indexes`.
         consistency_level: Of searches and reads (and of new collections). ``"Session"``
             (default): this process sees its own writes at once and searches stay fast
             (~1 ms on a server instead of ~200 ms for ``"Strong"``); data written by other
@@ -164,6 +170,7 @@ class MilvusGraphStore:
         connection_args: Mapping[str, Any] | None = None,
         index_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
+        index: Literal["auto", "flat", "hnsw"] = "flat",
         consistency_level: str = "Session",
         partition_key_field: str | None = None,
         batch_size: int = 256,
@@ -186,7 +193,7 @@ class MilvusGraphStore:
         if partition_key_field is not None and partition_key_field in RESERVED_METADATA_KEYS:
             raise ValueError(f"partition_key_field {partition_key_field!r} is a reserved field name")
         self.embedding = embedding
-        self.index_params, self.search_params = index_and_search_params(index_params, search_params)
+        self.index_params, self.search_params = index_and_search_params(index_params, search_params, index)
         self._connection = self._open_connection(
             uri=uri,
             token=token,
@@ -197,6 +204,7 @@ class MilvusGraphStore:
             partition_key_field=partition_key_field,
             timeout=timeout,
         )
+        self._connection.index_mode = "flat" if index_params is not None else index
         self.uri, self.collection_prefix, self.consistency_level = uri, collection_prefix, consistency_level
         self.partition_key_field, self.batch_size, self.timeout = partition_key_field, batch_size, timeout
         self.extractor: Runnable[Any, Any] | None = resolve_extractor(extractor)
@@ -359,6 +367,15 @@ class MilvusGraphStore:
     delete_documents = forward("_writes", StoreWrites.delete_documents)
     delete_passages = forward("_writes", StoreWrites.delete_passages)
     merge_entities = forward("_writes", StoreWrites.merge_entities)
+
+    def index_recall(
+        self, queries: Sequence[str], *, k: int = 10, kinds: Sequence[Kind] = ("relations", "passages")
+    ) -> dict[str, dict[str, Any]]:
+        """Recall@k of the vector indexes against exact search for these queries (``{kind: {index, recall...}}``).
+
+        See :func:`~langchain_graphrag_milvus.milvus.indexes.index_recall` (a scan of every stored vector).
+        """
+        return index_recall(self._reads, [self.embedding.embed_query(q) for q in queries], k, kinds)
 
     # ------------------------------------------------------------------ misc
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:

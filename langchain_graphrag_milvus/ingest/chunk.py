@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from langchain_core.runnables import Runnable
 
+from langchain_graphrag_milvus.ingest.bulk import BulkLoad
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.plan import (
     ChunkPlan,
@@ -143,17 +144,31 @@ def _unlink_changed(
 
 
 def _plan(
-    ctx: IngestContext, entities: dict[str, str], relations: dict[str, PlannedRelation], have_collections: bool
+    ctx: IngestContext,
+    entities: dict[str, str],
+    relations: dict[str, PlannedRelation],
+    have_collections: bool,
+    bulk: BulkLoad | None = None,
 ) -> ChunkPlan:
-    """Read the stored entities and relations of the chunk (each once) and plan the writes."""
+    """Read the stored entities and relations of the chunk (each once) and plan the writes.
+
+    In a first load (``bulk``) only the relations this load wrote already are read.
+    """
     reads = ctx.parts.reads
-    old_entities = reads.fetch("entities", entities) if have_collections else {}
-    old_relations = reads.fetch("relations", relations, RELATION_ROW_FIELDS) if have_collections else {}
+    if bulk is not None:
+        old_entities: dict[str, Any] = bulk.stored_entities(entities)
+        again = bulk.written_relations(relations)
+        old_relations = reads.fetch("relations", again, RELATION_ROW_FIELDS) if again else {}
+    else:
+        old_entities = reads.fetch("entities", entities) if have_collections else {}
+        old_relations = reads.fetch("relations", relations, RELATION_ROW_FIELDS) if have_collections else {}
     return plan_writes(entities, relations, old_entities, old_relations)
 
 
-def _bump_once(ctx: IngestContext, state: dict[str, bool]) -> None:
+def _bump_once(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None) -> None:
     if not state.get("bumped"):
+        if bulk is not None:  # the collections exist now and are empty
+            ctx.parts.graph.start_empty()
         ctx.parts.graph.bump_generation()
         state["bumped"] = True
 
@@ -166,8 +181,13 @@ def ingest_chunk(
     *,
     extractor: Runnable[str, Any] | None = None,
     strict: bool = False,
+    bulk: BulkLoad | None = None,
 ) -> None:
     """One chunk: plan, embed and check, unlink what changed passages no longer state, write.
+
+    ``bulk``: the load started on empty collections (:mod:`.bulk`); what exists is what
+    it wrote, known in memory (no passage or entity reads, relation rows read only when
+    stated again).
 
     Every vector is embedded and checked (length, finiteness) before anything is created
     or written, so a bad model answer leaves Milvus untouched. Write order: entities,
@@ -180,7 +200,8 @@ def ingest_chunk(
     have_collections = conn.exists()
     key = ctx.partition_key_field
     fields = ("doc_hash", key) if key else ("doc_hash",)
-    old = ctx.parts.reads.fetch("passages", [r.id for r in records], fields) if have_collections else {}
+    reads_passages = have_collections and bulk is None
+    old = ctx.parts.reads.fetch("passages", [r.id for r in records], fields) if reads_passages else {}
     if have_collections:
         conn.check_open()
     sorted_ = classify(records, old, key, report, strict)
@@ -194,13 +215,13 @@ def ingest_chunk(
             _extract(ctx, missing, report, extractor, strict)
     report.triplets_seen += sum(len(r.triplets) for r in records)
     entities, relations = triplet_rows((r.id, r.triplets) for r in to_write)
-    plan = _plan(ctx, entities, relations, have_collections)
+    plan = _plan(ctx, entities, relations, have_collections, bulk)
     texts = [r.text for r in to_write] + list(plan.new_entities.values())
     texts += [r.text for r in plan.new_relations.values()]
     vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None)
     if not have_collections:
         conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
-    _bump_once(ctx, state)
+    _bump_once(ctx, state, bulk)
     if sorted_.changed:
         _unlink_changed(ctx, sorted_.changed, links_by_passage(relations), report)
         # the unlink may have deleted entities or relations the new triplets state again
@@ -210,6 +231,8 @@ def ingest_chunk(
         if again:
             vectors.update(embed_texts(ctx, again, report, conn.check_open()))
     _write_chunk(ctx, to_write, plan, vectors, sorted_.old_passages, report)
+    if bulk is not None:
+        bulk.record(plan.new_entities, plan.new_relations)
 
 
 def _write_chunk(

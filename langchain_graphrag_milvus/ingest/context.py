@@ -52,6 +52,9 @@ class IngestContext:
         synonym_threshold: Link new entities to entities embedding at least this close (None: no).
         synonym_top_k: At most this many synonym links per entity.
         source_field: The metadata key naming a document's source.
+        bulk_load: A load that starts on empty (or missing) collections skips the per-chunk
+            "does this exist" reads and keeps the graph it builds in memory
+            (:mod:`~langchain_graphrag_milvus.ingest.bulk`); False: always read.
     """
 
     parts: StoreParts
@@ -63,6 +66,7 @@ class IngestContext:
     synonym_threshold: float | None
     synonym_top_k: int
     source_field: str | None
+    bulk_load: bool = True
 
     @property
     def partition_key_field(self) -> str | None:

@@ -29,6 +29,7 @@ from langchain_core.runnables import Runnable
 from tqdm.auto import tqdm
 
 from langchain_graphrag_milvus.errors import MalformedRecordError, MalformedTripletError
+from langchain_graphrag_milvus.ingest.bulk import BulkLoad, starts_empty
 from langchain_graphrag_milvus.ingest.chunk import ingest_chunk
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.records import (
@@ -43,6 +44,7 @@ from langchain_graphrag_milvus.ingest.records import (
     validate_metadata,
 )
 from langchain_graphrag_milvus.ingest.report import MAX_PROBLEMS_KEPT, IngestReport
+from langchain_graphrag_milvus.milvus.indexes import fit_indexes
 
 __all__ = [
     "IngestReport",
@@ -75,9 +77,37 @@ def _collect(
     started = time.perf_counter()
     if strict:  # validate everything before writing anything
         records = list(records)
+    state: dict[str, bool] = {}
+    parts = ctx.parts
+    bulk = BulkLoad() if ctx.bulk_load and starts_empty(parts.connection, parts.reads, parts.graph.loaded) else None
+    try:
+        _chunks(ctx, records, report, state, total, show_progress, strict, extractor, bulk)
+    except BaseException:
+        if bulk is not None and state.get("bumped"):
+            ctx.parts.graph.forget()  # a failed chunk may be half written: the next query rebuilds
+        raise
+    if state.get("bumped"):
+        ctx.parts.graph.persist()
+        fit_indexes(ctx.parts.connection, ctx.parts.reads)  # index="auto": HNSW past the threshold
+    report.bulk_load = bulk is not None
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _chunks(
+    ctx: IngestContext,
+    records: Iterable[PassageRecord],
+    report: IngestReport,
+    state: dict[str, bool],
+    total: int | None,
+    show_progress: bool | None,
+    strict: bool,
+    extractor: Runnable[str, Any] | None,
+    bulk: BulkLoad | None,
+) -> None:
+    """Ingest the records chunk by chunk (a repeated passage id is skipped and counted)."""
     seen_ids: set[str] = set()
     chunk: list[PassageRecord] = []
-    state: dict[str, bool] = {}
     with _progress(total, show_progress, "Ingesting") as bar:
         for record in records:
             if record.id in seen_ids:
@@ -87,16 +117,12 @@ def _collect(
             seen_ids.add(record.id)
             chunk.append(record)
             if len(chunk) >= CHUNK_PASSAGES:
-                ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict)
+                ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict, bulk=bulk)
                 bar.update(len(chunk))
                 chunk = []
         if chunk:
-            ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict)
+            ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict, bulk=bulk)
             bar.update(len(chunk))
-    if state.get("bumped"):
-        ctx.parts.graph.persist()
-    report.seconds = time.perf_counter() - started
-    return report
 
 
 ParseFn = Callable[[Any, list[Problem]], PassageRecord]

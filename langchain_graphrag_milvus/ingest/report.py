@@ -40,6 +40,8 @@ class IngestReport:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    #: The load started on empty collections and skipped the existence reads (see ``ingest/bulk.py``).
+    bulk_load: bool = False
     problems: list[Problem] = field(default_factory=list)
 
     def _problem(self, problem: Problem) -> None:

@@ -20,6 +20,7 @@ from pymilvus import AsyncMilvusClient, MilvusClient
 
 from langchain_graphrag_milvus.errors import CollectionNotFoundError, GraphRAGError, StoreConnectionError
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.index_params import creation_index
 from langchain_graphrag_milvus.milvus.lite import (
     acquire_lite,
     check_lite_parent,
@@ -47,16 +48,19 @@ GENERATION_KEY = "graphrag.generation"
 
 
 def index_and_search_params(
-    index_params: Mapping[str, Any] | None, search_params: Mapping[str, Any] | None
+    index_params: Mapping[str, Any] | None, search_params: Mapping[str, Any] | None, index_mode: str = "flat"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The index parameters of new collections and the search parameters, with one metric.
 
-    Default: exact ``FLAT``/``COSINE`` search.
+    Default: exact ``FLAT``/``COSINE`` search; ``index_mode="hnsw"``: HNSW
+    (:mod:`.indexes`). Explicit ``index_params`` win over the mode.
 
     Raises:
-        ValueError: The metric is not ``COSINE`` or ``IP`` (scores must be similarities).
+        ValueError: The metric is not ``COSINE`` or ``IP`` (scores must be similarities), or
+            the index mode is unknown.
     """
-    index = dict(index_params or DEFAULT_INDEX_PARAMS)
+    mode_index = creation_index(index_mode, "COSINE")
+    index = dict(index_params or (DEFAULT_INDEX_PARAMS if index_mode != "hnsw" else mode_index))
     metric = str(index.get("metric_type", "COSINE")).upper()
     if metric not in ("COSINE", "IP"):
         raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
@@ -117,6 +121,9 @@ class MilvusConnection:
         )
         self._strong_reads: set[Kind] = set()
         self._vector_stores: dict[Kind, Milvus] = {}
+        #: ``"auto"``, ``"flat"`` or ``"hnsw"`` (:mod:`.indexes`); explicit index parameters: ``"flat"``.
+        self.index_mode = "flat"
+        self._index_types: dict[Kind, str] = {}
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -185,6 +192,7 @@ class MilvusConnection:
             for name in created:  # the loads run in parallel on the server; wait for each
                 self.client.load_collection(name, timeout=self.timeout)
             self.dim = dim
+            self._index_types.clear()
 
     def _create_missing(self, kinds: Sequence[Kind], dim: int, partition_key: str | None) -> list[str]:
         """Check the collections of ``kinds`` that exist, create the others; return the created names."""
@@ -245,6 +253,7 @@ class MilvusConnection:
                     self.client.drop_collection(name)
             self._vector_stores.clear()
             self.dim = None
+            self._index_types.clear()
 
     def vector_store(self, kind: Kind, embedding: Embeddings, search_params: Mapping[str, Any]) -> Milvus:
         """The collection of ``kind`` as a ``langchain_milvus.Milvus`` vector store (cached until close)."""
@@ -270,6 +279,30 @@ class MilvusConnection:
             "vector_field": "vector",
             "timeout": self.timeout,
         }
+
+    # ------------------------------------------------------------------ vector indexes
+    @property
+    def metric(self) -> str:
+        """The metric of the vector indexes (``COSINE`` or ``IP``)."""
+        return str(self.index_params.get("metric_type", "COSINE")).upper()
+
+    def index_type(self, kind: Kind) -> str:
+        """The vector index type of a collection (``FLAT``, ``HNSW``...; ``""`` if unknown), cached."""
+        known = self._index_types.get(kind)
+        if known is None:
+            name = self.collection_name(kind)
+            try:
+                found = [self.client.describe_index(name, i) for i in self.client.list_indexes(name)]
+            except Exception:  # a collection without index, or a backend without describe_index
+                found = []
+            types = [str(f.get("index_type", "")).upper() for f in found]
+            known = "HNSW" if "HNSW" in types else types[0] if types else ""
+            self._index_types[kind] = known
+        return known
+
+    def forget_index_types(self) -> None:
+        """Forget the cached index types (an index was replaced)."""
+        self._index_types.clear()
 
     # ------------------------------------------------------------------ read consistency
     def consistency(self, kind: Kind) -> str:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
@@ -23,8 +22,12 @@ import numpy as np
 from langchain_graphrag_milvus.errors import CorruptIndexError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView, persist
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
+from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows
+from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
+from langchain_graphrag_milvus.text.name_table import NameTable
+from langchain_graphrag_milvus.text.names import key_to_id
 
 __all__ = ["GraphCache", "GraphDelta"]
 
@@ -32,59 +35,9 @@ logger = logging.getLogger("langchain_graphrag_milvus")
 
 LinkerT = TypeVar("LinkerT")
 _MAX_VIEWS = 64
-
-
-@dataclass(frozen=True)
-class GraphDelta:
-    """A change already written to Milvus, to fold into the in-memory graph.
-
-    Applied in this order: links removed (``unlinked_*``, pairwise), then relations added
-    or linked (the ``relation_keys``... sequences, aligned), then entity names forgotten
-    (``removed_entities``) and learnt (``new_entities``).
-    """
-
-    relation_keys: Sequence[int] = ()
-    subject_keys: Sequence[int] = ()
-    object_keys: Sequence[int] = ()
-    passage_ids: Sequence[Sequence[str]] = ()
-    synonym_pairs: tuple[Sequence[int], Sequence[int]] | None = None
-    new_entities: Mapping[str, str] = field(default_factory=dict)
-    unlinked_relation_keys: Sequence[int] = ()
-    unlinked_passage_ids: Sequence[str] = ()
-    removed_entities: Sequence[str] = ()
-
-    @classmethod
-    def from_relation_rows(
-        cls,
-        rows: Sequence[Mapping[str, Any]],
-        *,
-        new_entities: Mapping[str, str] | None = None,
-        synonyms: Mapping[str, Sequence[str]] | None = None,
-        **removals: Any,
-    ) -> GraphDelta:
-        """The delta of relation rows just written (``pk``, ``subject_id``, ``object_id``, ``passage_ids``).
-
-        Args:
-            rows: The relation rows as written.
-            new_entities: Entity id → name of the entities created.
-            synonyms: Entity id → the entity ids it was linked to as synonyms.
-            **removals: ``unlinked_relation_keys``, ``unlinked_passage_ids``, ``removed_entities``.
-        """
-        pairs = None
-        if synonyms is not None:
-            pairs = (
-                [id_to_key(a) for a, others in synonyms.items() for _ in others],
-                [id_to_key(b) for others in synonyms.values() for b in others],
-            )
-        return cls(
-            relation_keys=[id_to_key(r["pk"]) for r in rows],
-            subject_keys=[id_to_key(r["subject_id"]) for r in rows],
-            object_keys=[id_to_key(r["object_id"]) for r in rows],
-            passage_ids=[r["passage_ids"] for r in rows],
-            synonym_pairs=pairs,
-            new_entities=dict(new_entities or {}),
-            **removals,
-        )
+_NAMES = "names_"  # the saved index's extra arrays that hold the entity names (:class:`NameTable`)
+#: Key ranges a rebuild reads at once from a Milvus server (measured: ``benchmarks/bench_bulk_load.py``).
+REBUILD_PARALLEL = 4
 
 
 class GraphCache(Generic[LinkerT]):
@@ -133,7 +86,11 @@ class GraphCache(Generic[LinkerT]):
         self._graph: GraphIndex | None = None
         self._entity_names: dict[str, str] | None = None
         self._linker: tuple[dict[str, str], LinkerT] | None = None
+        self._names_table: tuple[dict[str, str], NameTable] | None = None
         self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
+        self._pending: PendingFold | None = None
+        #: Key ranges read at once by a rebuild (:mod:`.graph_read`); 1 on Milvus Lite.
+        self.rebuild_parallel = 1 if is_lite(connection.uri) else REBUILD_PARALLEL
 
     # ------------------------------------------------------------------ the graph
     @property
@@ -143,6 +100,9 @@ class GraphCache(Generic[LinkerT]):
 
     def current(self) -> GraphIndex:
         """The graph, built on first use; reloaded first if a refresh check is due and finds changes."""
+        if self._pending is not None and self._pending.size:
+            with self._lock:
+                self._fold()
         graph = self._graph
         if graph is None:
             with self._lock:
@@ -180,12 +140,14 @@ class GraphCache(Generic[LinkerT]):
             self._entity_names = None
             self._linker = None
             self._views.clear()
+            self._pending = None  # (what it held is in Milvus already)
             self._graph = self._build_graph()
             return True
 
     def rebuild(self) -> GraphIndex:
         """Rebuild the graph from Milvus alone (ignoring a saved one) and return it."""
         with self._lock:
+            self._pending = None
             self._graph = self._read_graph()
             self._views.clear()
             self._linker = None
@@ -196,8 +158,10 @@ class GraphCache(Generic[LinkerT]):
         with self._lock:
             self._graph = None
             self._entity_names = None
+            self._names_table = None
             self._linker = None
             self._views.clear()
+            self._pending = None
 
     def _build_graph(self) -> GraphIndex:
         path = self.graph_path
@@ -208,6 +172,7 @@ class GraphCache(Generic[LinkerT]):
             current = self.fingerprint()
             if saved == current:
                 graph = GraphIndex.load(path)
+                self._load_names(path)
                 self._seen_generation = int(current["generation"])
                 return graph
             problem, error = f"was built from {saved} but Milvus now holds {current}", StaleIndexError
@@ -228,27 +193,15 @@ class GraphCache(Generic[LinkerT]):
         if self.graph_path is not None:
             fingerprint = {"prefix": self.connection.collection_prefix, "generation": generation, **self.reads.counts()}
         self._seen_generation = generation
-        rkeys, skeys, okeys, pids = [], [], [], []
-        for row in self.reads.iterate("relations", ("subject_id", "object_id", "passage_ids")):
-            rkeys.append(id_to_key(row["pk"]))
-            skeys.append(id_to_key(row["subject_id"]))
-            okeys.append(id_to_key(row["object_id"]))
-            pids.append(list(row["passage_ids"]))
-        names: dict[str, str] = {}
-        syn_a: list[int] = []
-        syn_b: list[int] = []
-        for row in self.reads.iterate("entities", ("text", "synonym_ids")):
-            names[str(row["pk"])] = str(row["text"])
-            for other in row.get("synonym_ids") or []:
-                syn_a.append(id_to_key(row["pk"]))
-                syn_b.append(id_to_key(other))
+        rows = read_graph_rows(self.reads, self.rebuild_parallel)
         graph = GraphIndex.from_relations(
-            relation_keys=np.array(rkeys, np.uint64),
-            subject_keys=np.array(skeys, np.uint64),
-            object_keys=np.array(okeys, np.uint64),
-            passage_ids=pids,
-            synonym_pairs=(np.array(syn_a, np.uint64), np.array(syn_b, np.uint64)),
+            relation_keys=np.array(rows.relation_keys, np.uint64),
+            subject_keys=np.array(rows.subject_keys, np.uint64),
+            object_keys=np.array(rows.object_keys, np.uint64),
+            passage_ids=rows.passage_ids,
+            synonym_pairs=(np.array(rows.synonyms[0], np.uint64), np.array(rows.synonyms[1], np.uint64)),
         )
+        names = rows.names
         self._entity_names = names  # read anyway: the offline linker needs them
         if fingerprint is not None:
             self._save(graph, fingerprint)
@@ -257,10 +210,36 @@ class GraphCache(Generic[LinkerT]):
     def _save(self, graph: GraphIndex, fingerprint: dict[str, Any]) -> None:
         """Save the index under ``graph_path``; a failure is a warning (the index is derived data)."""
         assert self.graph_path is not None
+        names = self._entity_names
+        extra = None
+        if names is not None:  # saved with the index: a process opening it reads no name from Milvus
+            extra = {_NAMES + k: v for k, v in self._name_table(names).arrays().items()}
         try:
-            persist.save(graph, self.graph_path, fingerprint=fingerprint)
+            persist.save(graph, self.graph_path, fingerprint=fingerprint, extra=extra)
         except OSError as exc:
             logger.warning("cannot save the graph index to graph_path=%r (%s)", str(self.graph_path), exc)
+
+    def _load_names(self, path: Path) -> None:
+        """Take the entity names and linker keys saved with the index (damaged: ``IndexFileError``)."""
+        saved = {k[len(_NAMES) :]: v for k, v in persist.load_extra(path, check=False).items() if k.startswith(_NAMES)}
+        if not saved:
+            return  # an index saved before names were: they are read from Milvus when needed
+        try:
+            table = NameTable.from_arrays(saved)
+        except ValueError as exc:
+            raise persist.IndexFileError(f"the entity names saved in {path} are damaged: {exc}") from None
+        names = table.names()
+        self._entity_names = names
+        self._names_table = (names, table)
+
+    def _name_table(self, names: dict[str, str]) -> NameTable:
+        """The name table of ``names`` (kept; rows of the previous table are reused for unchanged names)."""
+        cached = self._names_table
+        if cached is not None and cached[0] is names:
+            return cached[1]
+        table = NameTable.for_names(names, cached[1] if cached is not None else None)
+        self._names_table = (names, table)
+        return table
 
     # ------------------------------------------------------------------ generations
     def bump_generation(self) -> int:
@@ -284,8 +263,17 @@ class GraphCache(Generic[LinkerT]):
 
     # ------------------------------------------------------------------ changes
     def apply(self, delta: GraphDelta) -> None:
-        """Fold a change already written to Milvus into the graph and the name cache (no rebuild)."""
+        """Fold a change already written to Milvus into the graph and the name cache (no rebuild).
+
+        During a first load (:meth:`start_empty`) additive changes are gathered and folded
+        once, at its end (:mod:`.graph_fold`); a read of the graph during it folds them first.
+        """
         with self._lock:
+            pending = self._pending
+            if pending is not None and self._graph is not None and pending.accepts(delta):
+                pending.add(delta)  # folded at the end of the load, or by the first read
+                return
+            self._fold()
             graph = self._graph
             if graph is not None:
                 if len(delta.unlinked_relation_keys):
@@ -301,6 +289,32 @@ class GraphCache(Generic[LinkerT]):
             self._forget_entities(delta.removed_entities)
             if self._entity_names is not None and delta.new_entities:
                 self._entity_names = {**self._entity_names, **delta.new_entities}
+
+    def start_empty(self) -> None:
+        """The collections exist and hold no row: start from the empty graph, gather a first load's changes.
+
+        Called by a first load before its first write (and its first generation bump): the
+        graph in memory then stays equal to what Milvus holds, with no rebuild on the first
+        query; :meth:`persist` folds what is gathered and ends the gathering.
+        """
+        with self._lock:
+            generation = self.connection.generation()
+            self._graph = GraphIndex.empty()
+            self._entity_names = {}
+            self._linker = None
+            self._views.clear()
+            self._pending = PendingFold()
+            self._seen_generation = generation
+
+    def _fold(self) -> None:
+        """Fold the gathered changes of a first load into the graph and the names (under the lock)."""
+        pending = self._pending
+        if pending is None or not pending.size or self._graph is None:
+            return
+        self._graph, names = pending.fold_into(self._graph)
+        if self._entity_names is not None and names:  # in id order, as a rebuild reads them
+            self._entity_names = dict(sorted({**self._entity_names, **names}.items()))
+        self._pending = PendingFold()
 
     def replace(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
         """Swap in a graph computed by a removal (``GraphIndex.remove_*``); forget removed entities' names."""
@@ -320,6 +334,8 @@ class GraphCache(Generic[LinkerT]):
         the first bump) to refresh once more.
         """
         with self._lock:
+            self._fold()
+            self._pending = None
             self.bump_generation()
             if self.graph_path is not None and self._graph is not None:
                 self._save(self._graph, self.fingerprint())
@@ -327,8 +343,13 @@ class GraphCache(Generic[LinkerT]):
     # ------------------------------------------------------------------ derived
     def entity_names(self) -> dict[str, str]:
         """Entity id → display name for every entity (cached)."""
+        if self._pending is not None and self._pending.size:
+            with self._lock:
+                self._fold()
         names = self._entity_names
         if names is None:
+            if self._graph is None and self.graph_path is not None:
+                self.current()  # an index saved under graph_path holds the names: no Milvus read
             with self._lock:
                 if self._entity_names is None:
                     self._entity_names = {r["pk"]: r["text"] for r in self.reads.iterate("entities", ("text",))}
@@ -373,5 +394,5 @@ class GraphCache(Generic[LinkerT]):
             return linker
         cached = self._linker
         if cached is None or cached[0] is not names:
-            cached = self._linker = (names, self.linker_factory(names.values()))
+            cached = self._linker = (names, self.linker_factory(self._name_table(names).linker_names()))
         return cached[1]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.filters import filter_errors
+from langchain_graphrag_milvus.milvus.index_params import search_params_for
 from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ class MilvusReads:
             "limit": min(int(limit), MAX_TOP_K),
             "filter": filter_expr or "",
             "output_fields": self.layout.search_fields(kind, output_fields),
-            "search_params": self.search_params,
+            "search_params": search_params_for(self.search_params, self.connection.index_type(kind), limit),
             "timeout": self.connection.timeout,
             "consistency_level": self.connection.consistency(kind),
         }

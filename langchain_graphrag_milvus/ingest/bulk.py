@@ -1,0 +1,67 @@
+"""A first load into empty collections: what it wrote, known in memory instead of asked of Milvus.
+
+An ingest that starts on collections that do not exist or hold no row (checked once, with
+``count(*)``, before the first chunk) cannot meet a row it did not write itself. So each
+chunk's "does this exist" reads are answered from memory:
+
+* passages: never asked (the load's passage ids are unique: a repeated id is skipped
+  before it reaches a chunk, as on every ingest);
+* entities: the ids this load wrote (a set);
+* relations: the ids this load wrote; only the rows of those a later chunk states again
+  are fetched (their stored passage lists and vectors are needed to add links).
+
+Assumption (documented in the README's bulk-load note): no other writer loads into the same
+``collection_prefix`` while the first load runs. Such a racing writer is not detected; it
+cannot corrupt rows (writes are inserts of deterministic ids, a repeated insert of a
+relation keeps one of two rows for the same id) but its links to relations this load also
+states may be lost. A crash mid-load leaves non-empty collections; the re-run sees them and
+takes the checked path, which completes what is missing row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
+
+__all__ = ["BulkLoad", "starts_empty"]
+
+
+def starts_empty(connection: MilvusConnection, reads: MilvusReads, graph: GraphIndex | None = None) -> bool:
+    """True if the collections do not exist yet or all three hold no row.
+
+    ``graph``: the store's graph if loaded; one with passages means rows exist (or existed:
+    the checked path is always safe), so nothing is counted.
+    """
+    if graph is not None and graph.n_passages:
+        return False
+    if not connection.exists():  # (rows are only written once all three exist)
+        return True
+    return not any(reads.counts().values())
+
+
+@dataclass
+class BulkLoad:
+    """What a first load wrote so far (entity and relation ids)."""
+
+    entity_ids: set[str] = field(default_factory=set)
+    relation_ids: set[str] = field(default_factory=set)
+
+    def stored_entities(self, ids: Iterable[str]) -> dict[str, Any]:
+        """Those of ``ids`` this load wrote (the shape of a fetch: id → row)."""
+        written = self.entity_ids
+        return {i: {"pk": i} for i in ids if i in written}
+
+    def written_relations(self, ids: Iterable[str]) -> list[str]:
+        """Those of ``ids`` this load wrote (their rows must be fetched to add links)."""
+        written = self.relation_ids
+        return [i for i in ids if i in written]
+
+    def record(self, entities: Iterable[str], relations: Iterable[str]) -> None:
+        """Record the ids of a chunk's rows once they are written."""
+        self.entity_ids.update(entities)
+        self.relation_ids.update(relations)

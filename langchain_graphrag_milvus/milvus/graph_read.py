@@ -1,0 +1,100 @@
+"""Reading the graph's rows back from Milvus for a rebuild, in parallel ranges of the key space.
+
+A rebuild needs, of each relation, its key, subject, object and passage ids, and of each
+entity its name and synonym links: nothing else is read (no text, vector or predicate of
+relations). Entity and relation keys are 16 lowercase hex digits, so the key space splits
+into ranges on the first digit (``pk < "4"``, ``"4" <= pk < "8"`` ...: the first and last
+range are open, so every string falls in exactly one). Each range is read by its own
+``query_iterator`` on a small thread pool; the rows come back in the order of the ranges.
+The bounds are written through :mod:`.expr`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
+
+from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.text.names import id_to_key
+
+__all__ = ["GraphRows", "key_ranges", "read_graph_rows"]
+
+_HEX = "0123456789abcdef"
+T = TypeVar("T")
+
+
+def key_ranges(parts: int) -> list[str | None]:
+    """Filters splitting the string key space into ``parts`` ranges on the first hex digit (``None``: all)."""
+    parts = max(1, min(int(parts), len(_HEX)))
+    if parts == 1:
+        return [None]
+    bounds = [_HEX[(i * len(_HEX)) // parts] for i in range(1, parts)]
+    pk = expr.field_name("pk")
+    out: list[str | None] = [f"{pk} < {expr.literal(bounds[0])}"]
+    out += [f"{pk} >= {expr.literal(lo)} and {pk} < {expr.literal(hi)}" for lo, hi in zip(bounds, bounds[1:])]
+    out.append(f"{pk} >= {expr.literal(bounds[-1])}")
+    return out
+
+
+@dataclass
+class GraphRows:
+    """The rows a :class:`~langchain_graphrag_milvus.graph.GraphIndex` is built from."""
+
+    relation_keys: list[int] = field(default_factory=list)
+    subject_keys: list[int] = field(default_factory=list)
+    object_keys: list[int] = field(default_factory=list)
+    passage_ids: list[list[str]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    synonyms: tuple[list[int], list[int]] = field(default_factory=lambda: ([], []))
+
+
+def _relations(reads: MilvusReads, where: str | None) -> GraphRows:
+    out = GraphRows()
+    for row in reads.iterate("relations", ("subject_id", "object_id", "passage_ids"), filter_expr=where):
+        out.relation_keys.append(id_to_key(row["pk"]))
+        out.subject_keys.append(id_to_key(row["subject_id"]))
+        out.object_keys.append(id_to_key(row["object_id"]))
+        out.passage_ids.append(list(row["passage_ids"]))
+    return out
+
+
+def _entities(reads: MilvusReads, where: str | None) -> GraphRows:
+    out = GraphRows()
+    for row in reads.iterate("entities", ("text", "synonym_ids"), filter_expr=where):
+        out.names[str(row["pk"])] = str(row["text"])
+        for other in row.get("synonym_ids") or []:
+            out.synonyms[0].append(id_to_key(row["pk"]))
+            out.synonyms[1].append(id_to_key(other))
+    return out
+
+
+def _run(jobs: Sequence[Callable[[], T]], threads: int) -> list[T]:
+    if threads <= 1 or len(jobs) <= 1:
+        return [job() for job in jobs]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="graphrag-rebuild") as pool:
+        return [f.result() for f in [pool.submit(job) for job in jobs]]
+
+
+def read_graph_rows(reads: MilvusReads, parallel: int = 1) -> GraphRows:
+    """All relation and entity rows the graph needs; ``parallel`` ranges per collection, read at once.
+
+    ``parallel=1`` reads each collection with one sequential iterator.
+    """
+    ranges = key_ranges(parallel)
+    kinds: list[Callable[[MilvusReads, str | None], GraphRows]] = [_relations, _entities]
+    jobs: list[Callable[[], GraphRows]] = [partial(fn, reads, where) for fn in kinds for where in ranges]
+    parts = _run(jobs, parallel)
+    out = GraphRows()
+    for part in parts:
+        out.relation_keys += part.relation_keys
+        out.subject_keys += part.subject_keys
+        out.object_keys += part.object_keys
+        out.passage_ids += part.passage_ids
+        out.names.update(part.names)
+        out.synonyms[0].extend(part.synonyms[0])
+        out.synonyms[1].extend(part.synonyms[1])
+    return out
