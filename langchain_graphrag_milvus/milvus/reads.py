@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -323,17 +324,22 @@ class MilvusReads:
             iterator.close()
 
     def counts(self) -> dict[str, int]:
-        """Number of rows in each collection (exact, via ``count(*)``)."""
+        """Number of rows in each collection (exact, via ``count(*)``).
+
+        The three ``"Strong"`` queries each wait for the server's consistency point (≈0.25 s on
+        a busy server), so they are issued together, one thread each.
+        """
         self.connection.check_open()
-        return {
-            kind: int(
-                self.connection.client.query(
-                    self.connection.collection_name(kind),
-                    filter="",
-                    output_fields=["count(*)"],
-                    timeout=self.connection.timeout,
-                    consistency_level="Strong",
-                )[0]["count(*)"]
+
+        def count(kind: Kind) -> int:
+            rows = self.connection.client.query(
+                self.connection.collection_name(kind),
+                filter="",
+                output_fields=["count(*)"],
+                timeout=self.connection.timeout,
+                consistency_level="Strong",
             )
-            for kind in KINDS
-        }
+            return int(rows[0]["count(*)"])
+
+        with ThreadPoolExecutor(max_workers=len(KINDS), thread_name_prefix="graphrag-count") as pool:
+            return dict(zip(KINDS, pool.map(count, KINDS)))
