@@ -94,6 +94,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             uri=uri,
             token=args.token,
+            index_mode=args.index,
             prefix=args.prefix if len(sets) == 1 else None,
             limit=args.limit,
             progress=args.progress,
@@ -145,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--limit", type=int, help="only the first N questions")
     ev.add_argument("--uri", help="Milvus URI (default: Milvus Lite under --cache-dir)")
     ev.add_argument("--token", help="Milvus token (user:password or API key)")
+    ev.add_argument(
+        "--index",
+        choices=["flat", "auto", "hnsw"],
+        default="flat",
+        help="vector index of the store (default flat: exact); otherwise recall@10 against exact search is reported",
+    )
     ev.add_argument("--prefix", help="collection prefix (default: from the model and the passages file)")
     ev.add_argument(
         "--embeddings",

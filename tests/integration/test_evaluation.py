@@ -89,3 +89,19 @@ def test_cli_eval_writes_json(tmp_path, capsys) -> None:
     # a second run reuses the cached embeddings and the ingested collections
     assert main(args) == 0
     assert "0 texts embedded" in capsys.readouterr().err
+
+
+def test_cli_eval_with_an_approximate_index_reports_its_recall(tmp_path, capsys) -> None:
+    passages, questions = nano_files(tmp_path)
+    out = tmp_path / "out.json"
+    args = ["eval", "--passages", str(passages), "--questions", str(questions), "--embeddings", "fake"]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--limit", "1", "--no-progress", "--index", "hnsw"]
+    assert main([*args, "--json", str(out)]) == 0
+    measured = json.loads(out.read_text())["config"]["index"]["vector_index"]
+    assert set(measured) == {"relations", "passages"}
+    for kind in measured.values():  # a handful of rows: HNSW finds every exact neighbour
+        assert kind["index"] == "HNSW" and kind["k"] == 10 and kind["queries"] == 1 and kind["recall"] == 1.0
+    assert "relations index HNSW: recall@10 1.000 vs exact" in capsys.readouterr().out
+    flat = tmp_path / "flat.json"
+    assert main([*args[:-2], "--json", str(flat)]) == 0  # the default, exact: nothing to report
+    assert "vector_index" not in json.loads(flat.read_text())["config"]["index"]
