@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["GraphDelta", "PendingFold"]
 
 
-
 @dataclass(frozen=True)
 class GraphDelta:
     """A change already written to Milvus, to fold into the in-memory graph.

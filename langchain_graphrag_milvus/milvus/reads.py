@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError
-from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus import exact, expr
 from langchain_graphrag_milvus.milvus.filters import filter_errors
 from langchain_graphrag_milvus.milvus.index_params import search_params_for
 from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
@@ -170,13 +170,20 @@ class MilvusReads:
         filter_expr: str | None = None,
         output_fields: Sequence[str] = ("pk",),
     ) -> list[list[Hit]]:
-        """Top-``limit`` hits for each vector (one batched Milvus search)."""
+        """Top-``limit`` hits for each vector (one batched Milvus search).
+
+        With a filter on an approximate index, a search that comes back short is answered
+        exactly from the rows the filter matches (:mod:`.exact`).
+        """
         if not vectors or limit < 1:
             return [[] for _ in vectors]
         self._check_dim(self.connection.check_open(), vectors)
         request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
         with filter_errors(filter_expr):
             hits = _parse_hits(self.connection.client.search(**request))
+            if self._short(kind, request, hits):
+                rows = self.connection.client.query(**exact.exact_query(request, self.layout.key_field(kind)))
+                hits = self._exact(kind, request, hits, rows)
         return self.layout.hits(kind, hits)
 
     async def asearch(
@@ -197,7 +204,23 @@ class MilvusReads:
         request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
         with filter_errors(filter_expr):
             hits = _parse_hits(await client.search(**request))
+            if self._short(kind, request, hits):
+                rows = await client.query(**exact.exact_query(request, self.layout.key_field(kind)))
+                hits = self._exact(kind, request, hits, rows)
         return self.layout.hits(kind, hits)
+
+    def _short(self, kind: Kind, request: Mapping[str, Any], hits: list[list[Hit]]) -> bool:
+        """A filtered search on an approximate index that returned fewer hits than its limit (see :mod:`.exact`)."""
+        if not request.get("filter") or not exact.approximate(self.connection.index_type(kind)):
+            return False
+        return bool(exact.short_queries(request, [len(h) for h in hits]))
+
+    def _exact(
+        self, kind: Kind, request: Mapping[str, Any], hits: list[list[Hit]], rows: Sequence[Mapping[str, Any]]
+    ) -> list[list[Hit]]:
+        """The search answered exactly from the rows its filter matches (past :data:`.exact.EXACT_ROWS`: as is)."""
+        found = exact.exact_hits(request, rows, self.layout.key_field(kind))
+        return hits if found is None else _parse_hits(found)
 
     def _check_dim(self, dim: int, vectors: Sequence[Sequence[float]]) -> None:
         if len(vectors[0]) != dim:
