@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
-import inspect
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient
 
+from langchain_graphrag_milvus.forwarding import forward
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.ingest.context import IngestContext, check_write_settings
 from langchain_graphrag_milvus.ingest.offline import resolve_extractor
@@ -37,25 +36,6 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.subgraph import Subgraph
 
 __all__ = ["MilvusGraphStore", "Hit"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def forward(part: str, method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
-    """A facade method that calls ``method`` on the part held in attribute ``part`` (same signature and docs)."""
-    name = method.__name__
-    if inspect.iscoroutinefunction(method):
-
-        async def acall(self: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
-            return await getattr(getattr(self, part), name)(*args, **kwargs)
-
-        return cast("Callable[Concatenate[Any, P], R]", functools.wraps(method)(acall))
-
-    def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
-        return cast(R, getattr(getattr(self, part), name)(*args, **kwargs))
-
-    return cast("Callable[Concatenate[Any, P], R]", functools.wraps(method)(call))
 
 
 class MilvusGraphStore:
