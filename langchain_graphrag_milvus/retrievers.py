@@ -242,7 +242,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     max_neighbors: int | None = _setting("max_neighbors")
     max_frontier: int | None = _setting("max_frontier")
     decay: float = _setting("decay")
-    ppr_relation_seeds: int = _setting("ppr_relation_seeds")
+    ppr_relation_seeds: int | None = _setting("ppr_relation_seeds")
     ppr_passage_seeds: int = _setting("ppr_passage_seeds")
     ppr_damping: float = _setting("ppr_damping")
     ppr_temperature: float = _setting("ppr_temperature")

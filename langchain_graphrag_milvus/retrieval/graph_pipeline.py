@@ -205,7 +205,8 @@ def first_searches(
     shows every name's hits) searches them all, as ``ranking="similarity"`` always does.
     Under a filter, the graph is restricted to the filter's view and the entity and
     relation hits are the top ones *inside* it (searching deeper when others' hits crowd
-    them out).
+    them out). Under ``ranking="ppr"`` with no relation seeds (``ppr_relation_seeds=0``, or
+    its auto value on graphs of 30,000 relations and more) the relations are not searched.
     """
     graph = yield from ask(GetGraph())
     view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
@@ -216,32 +217,37 @@ def first_searches(
     vectors = check_query_vectors(texts, (yield from ask(Embed(texts))))  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
-    relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if p.ranking == "ppr" else 0)
+    ppr = p.ranking == "ppr"
+    relation_seeds = p.relation_seeds(graph.n_relations) if ppr else 0
+    relation_k = relation_limit = max(p.relation_top_k, relation_seeds)
+    # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds``; the
+    # reranker's pool scores its passages' relations with a search restricted to them)
+    search_relations = not (ppr and relation_seeds == 0)
     entity_limit = p.entity_top_k
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0)
-    searches = [
-        Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS),
-        Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS),
-    ]
+    searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
+    if search_relations:
+        searches.insert(0, Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS))
     if evecs:
         searches.insert(0, Search("entities", evecs, entity_limit))
     answers = yield from search_all(searches)
     found: list[list[Hit]] = answers.pop(0) if evecs else []
-    relation_hits = answers[0][0] if answers[0] else []
-    passage_hits = answers[1][0] if answers[1] else []
-    if view is not None:
+    relation_answer = answers.pop(0) if search_relations else []
+    relation_hits = relation_answer[0] if relation_answer else []
+    passage_hits = answers[0][0] if answers[0] else []
+    if view is not None and search_relations:
         # the top hits *inside* the view, as if nothing else existed (searching further if needed)
         (relation_hits,) = yield from search_in_view(
             "relations", (qvec,), relation_k, graph.relations, view.relations, RELATION_FIELDS,
             first=(relation_limit, [relation_hits]),
         )  # fmt: skip
-        if evecs:
-            found = yield from search_in_view(
-                "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, found)
-            )
+    if view is not None and evecs:
+        found = yield from search_in_view(
+            "entities", evecs, p.entity_top_k, graph.entities, view.entities, first=(entity_limit, found)
+        )
     entity_hits: list[list[Hit]] = [[] for _ in names]  # aligned with the names: [] for those not searched
     for i, hits in zip(searched, found):
         entity_hits[i] = list(hits)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -66,6 +67,14 @@ class Spy:
                 return _real(kind, *args, **kw)
 
             monkeypatch.setattr(store, name, spy)
+        for name in ("asearch", "afetch"):
+            areal = getattr(store, name)
+
+            async def aspy(kind: str, *args: Any, _real: Any = areal, _name: str = name[1:], **kw: Any) -> Any:
+                self.calls.append((_name, kind))
+                return await _real(kind, *args, **kw)
+
+            monkeypatch.setattr(store, name, aspy)
         embed = store.embedding.embed_documents
 
         def spy_embed(texts: list[str]) -> Any:
@@ -103,3 +112,42 @@ def test_a_concurrent_gather_answers_like_one_by_one_calls(nano_store) -> None:
     bad = (effects[0], Search("passages", (vec,), 4, "no_such_field ==", PASSAGE_FIELDS), effects[1])
     with pytest.raises(InvalidFilterError):
         gather_sync(bad, nano_store)
+
+
+def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> None:
+    """``ppr_relation_seeds=0``, and its auto value on a large graph: one search, the same answer both ways."""
+    from langchain_graphrag_milvus.retrieval import walk_ranking
+
+    explicit = MilvusGraphRetriever(store=nano_store, k=2, ppr_relation_seeds=0)
+    want = explicit.invoke(NANO_QUESTION)
+    spy = Spy(nano_store, monkeypatch)
+    assert explicit.invoke(NANO_QUESTION) == want and len(want) == 2
+    assert spy.calls[0] == ("embed", 1)
+    assert spy.calls[1] == ("search", "passages")
+    assert ("search", "relations") not in spy.calls and spy.calls[2:] in ([], [("fetch", "passages")])
+    # auto: the nano graph is small, so relations are searched ...
+    spy.calls.clear()
+    auto = MilvusGraphRetriever(store=nano_store, k=2)
+    assert auto.ppr_relation_seeds is None
+    auto.invoke(NANO_QUESTION)
+    assert ("search", "relations") in spy.calls
+    # ... and past the threshold (where the walk also turns local) they are not, with the same
+    # Documents as the explicit 0 there
+    monkeypatch.setattr(walk_ranking, "AUTO_PUSH_RELATIONS", 1)
+    large = explicit.invoke(NANO_QUESTION)
+    spy.calls.clear()
+    assert auto.invoke(NANO_QUESTION) == large
+    assert ("search", "relations") not in spy.calls
+    # async takes the same path
+    spy.calls.clear()
+    assert asyncio.run(auto.ainvoke(NANO_QUESTION)) == large
+    assert ("search", "passages") in spy.calls and ("search", "relations") not in spy.calls
+
+
+def test_relation_seeds_are_checked(nano_store) -> None:
+    with pytest.raises(ValueError, match="ppr_relation_seeds"):
+        MilvusGraphRetriever(store=nano_store, ppr_relation_seeds=-1)
+    retriever = MilvusGraphRetriever(store=nano_store, k=2)
+    with pytest.raises(ValueError, match="ppr_relation_seeds"):
+        retriever.invoke(NANO_QUESTION, ppr_relation_seeds=-3)
+    assert retriever.invoke(NANO_QUESTION, ppr_relation_seeds=0)
