@@ -12,7 +12,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from langchain_graphrag_milvus.graph.csr import CSR, csr_from_pairs, gather_rows
+from langchain_graphrag_milvus.graph.csr import CSR, csr_transpose, gather_rows
 from langchain_graphrag_milvus.graph.data import GraphData
 
 __all__ = ["Mask", "PushWalk", "push_neighbours"]
@@ -80,12 +80,11 @@ def push_neighbours(graph: GraphData) -> tuple[CSR, CSR, F64, F64]:
     cached = graph._cache.get("push_neighbours")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    n_e, n_r, n_p = graph.n_entities, graph.n_relations, graph.n_passages
+    n_r = graph.n_relations
     # the node side is entity → relations stacked on passage → relations: the global solver's edges
     indptr = np.concatenate([graph.ent_rel.indptr, graph.ent_rel.indptr[-1] + graph.pas_rel.indptr[1:]])
     nod_nbr = CSR(indptr.astype(np.int64), np.concatenate([graph.ent_rel.indices, graph.pas_rel.indices]))
-    rows = np.repeat(np.arange(n_e + n_p, dtype=np.int64), np.diff(nod_nbr.indptr))
-    rel_nbr = csr_from_pairs(nod_nbr.indices, rows, n_r)
+    rel_nbr = csr_transpose(nod_nbr, n_r)
     out = (rel_nbr, nod_nbr, np.diff(rel_nbr.indptr).astype(np.float64), np.diff(nod_nbr.indptr).astype(np.float64))
     graph._cache["push_neighbours"] = out
     return out
