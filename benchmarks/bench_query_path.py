@@ -62,7 +62,7 @@ def build(n_relations: int) -> tuple[GraphIndex, list[str]]:
     keys = np.array([id_to_key(entity_id(n)) for n in names], np.uint64)[inverse]
     g = GraphIndex.from_relations(
         relation_keys=syn.relation_keys,
-        subject_keys=keys[: n_relations],
+        subject_keys=keys[:n_relations],
         object_keys=keys[n_relations:],
         passage_ids=syn.passage_ids,
     )

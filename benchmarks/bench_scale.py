@@ -92,6 +92,15 @@ def tree_state() -> str:
     return "\n".join(lines)
 
 
+def _setting(text: str) -> tuple[str, Any]:
+    """``name=value`` (the value parsed as JSON when it can be: numbers, true, null; else a string)."""
+    name, _, value = text.partition("=")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
 class Run:
     """The temp dir, the server and the worker launcher of one benchmark run."""
 
@@ -103,6 +112,8 @@ class Run:
         self.pid: int | None = args.server_pid
         self.prefixes: list[str] = []
         self.rss_start = rss_bytes(self.pid)
+        #: Settings of the working tree's graph retriever (``--graph``), as JSON; None: its defaults.
+        self.graph_kwargs: str | None = json.dumps(dict(args.graph)) if args.graph else None
 
     def start_server(self) -> None:
         if self.uri:
@@ -205,7 +216,7 @@ def measure_size(run: Run, baseline: Path, size: int, largest: bool) -> dict[str
     print(f"size {size:,}: ingest + queries (working tree)", flush=True)
     result: dict[str, Any] = {
         "size": size,
-        "new": run.worker("ingest", ROOT, prefix, corpus=corpus, questions=questions),
+        "new": run.worker("ingest", ROOT, prefix, corpus=corpus, questions=questions, graph_kwargs=run.graph_kwargs),
     }
     time.sleep(run.args.settle)  # let the server move the load's rows out of its write buffers
     result["rss_before"], result["rss_after"], result["index"] = before, rss_bytes(run.pid), run.index_type(prefix)
@@ -224,8 +235,9 @@ def measure_size(run: Run, baseline: Path, size: int, largest: bool) -> dict[str
         graph_dir = run.work / f"graph_{size}"
         graph_dir.mkdir()
         print(f"size {size:,}: cold start (rebuild and save, then load the saved index)", flush=True)
-        result["rebuild"] = run.worker("cold", ROOT, prefix, questions=questions, graph_path=graph_dir)
-        result["cold"] = run.worker("cold", ROOT, prefix, questions=questions, graph_path=graph_dir)
+        cold = {"questions": questions, "graph_path": graph_dir, "graph_kwargs": run.graph_kwargs}
+        result["rebuild"] = run.worker("cold", ROOT, prefix, **cold)
+        result["cold"] = run.worker("cold", ROOT, prefix, **cold)
     corpus.unlink()
     return result
 
@@ -246,9 +258,17 @@ def main() -> None:
     parser.add_argument("--skip-slice", action="store_true", help="no ingest comparison on a slice")
     parser.add_argument("--skip-cold", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument(
+        "--graph",
+        type=_setting,
+        action="append",
+        help="a setting of the working tree's graph retriever, e.g. relation_scope=entities (repeatable)",
+    )
     args = parser.parse_args()
     sizes = sorted(set(args.sizes))
     print(tree_state())
+    if args.graph:
+        print("graph retriever settings (working tree):", dict(args.graph))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         run = Run(args, Path(tmp))

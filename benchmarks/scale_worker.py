@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 
 PROCESS_START = time.perf_counter()
+#: Settings of the graph retriever (``--graph-kwargs``); the default retriever when empty.
+GRAPH_KWARGS: dict[str, Any] = {}
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
@@ -109,7 +111,7 @@ def query_loop(store: Any, spy: MilvusSpy, embedding: Any, questions: list[dict[
     """Each question through the graph and the naive retriever (alternating); per-query splits and recall."""
     from langchain_graphrag_milvus import MilvusGraphRetriever
 
-    graph = MilvusGraphRetriever(store=store, k=k)
+    graph = MilvusGraphRetriever(store=store, k=k, **GRAPH_KWARGS)
     naive = store.as_naive_retriever(k=k)
     out: dict[str, Any] = {"graph": [], "naive": []}
     for i, q in enumerate(questions):
@@ -190,7 +192,7 @@ def run_cold(args: argparse.Namespace, store: Any, spy: MilvusSpy, embedding: An
     questions = json.loads(Path(args.questions).read_text())
     saved_before = any(Path(args.graph_path).iterdir()) if args.graph_path else False
     _, graph = timed_call(spy, embedding, lambda: store.graph)
-    retriever = MilvusGraphRetriever(store=store, k=args.k)
+    retriever = MilvusGraphRetriever(store=store, k=args.k, **GRAPH_KWARGS)
     _, first = timed_call(spy, embedding, lambda: retriever.invoke(questions[0]["question"]))
     return {
         "import": imported,
@@ -213,8 +215,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--questions")
     parser.add_argument("--graph-path")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--graph-kwargs", help="JSON settings of the graph retriever (working tree only)")
     parser.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args(argv)
+    GRAPH_KWARGS.update(json.loads(args.graph_kwargs or "{}"))
     sys.path.insert(0, str(Path(args.code).resolve()))
     started = time.perf_counter()
     import langchain_graphrag_milvus

@@ -107,3 +107,11 @@ def and_all(*expressions: str | None) -> str | None:
     if not parts:
         return None
     return " and ".join(parts)
+
+
+def any_of(*expressions: str | None) -> str | None:
+    """Join non-empty expressions with ``or`` (each parenthesised); None if none."""
+    parts = [f"({e})" for e in expressions if e]
+    if not parts:
+        return None
+    return " or ".join(parts)

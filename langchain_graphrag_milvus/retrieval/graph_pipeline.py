@@ -21,9 +21,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
+from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
 from langchain_graphrag_milvus.retrieval.effects import (
@@ -53,6 +56,7 @@ from langchain_graphrag_milvus.retrieval.stages import (
     search_in_view,
     similarity_ranking,
 )
+from langchain_graphrag_milvus.text.names import key_to_id
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
@@ -205,24 +209,28 @@ def first_searches(
     shows every name's hits) searches them all, as ``ranking="similarity"`` always does.
     Under a filter, the graph is restricted to the filter's view and the entity and
     relation hits are the top ones *inside* it (searching deeper when others' hits crowd
-    them out). Under ``ranking="ppr"`` with no relation seeds (``ppr_relation_seeds=0``, or
-    its auto value on graphs of 30,000 relations and more) the relations are not searched.
+    them out). Under ``ranking="ppr"``, ``ppr_relation_seeds=0`` skips the relation search and
+    ``relation_scope="entities"`` restricts it to the relations of the exactly linked names
+    (without a filter; all relations when no name is linked).
     """
     graph = yield from ask(GetGraph())
     view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
     searched = list(range(len(names)))
-    if p.ranking == "ppr" and not all_entities:  # exact names need no vector
-        searched = [i for i, e in enumerate(exact_entities(graph, names, view).tolist()) if e < 0]
+    ppr = p.ranking == "ppr"
+    exact = exact_entities(graph, names, view).tolist() if ppr else []
+    if ppr and not all_entities:  # exact names need no vector
+        searched = [i for i, e in enumerate(exact) if e < 0]
     texts = (query, *(names[i] for i in searched))
     vectors = check_query_vectors(texts, (yield from ask(Embed(texts))))  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
-    ppr = p.ranking == "ppr"
-    relation_seeds = p.relation_seeds(graph.n_relations) if ppr else 0
-    relation_k = relation_limit = max(p.relation_top_k, relation_seeds)
-    # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds``; the
+    relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if ppr else 0)
+    # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds=0``; the
     # reranker's pool scores its passages' relations with a search restricted to them)
-    search_relations = not (ppr and relation_seeds == 0)
+    search_relations = not (ppr and p.ppr_relation_seeds == 0)
+    relation_filter = None
+    if ppr and p.relation_scope == "entities" and view is None:
+        relation_filter = linked_relations_filter(graph, exact)
     entity_limit = p.entity_top_k
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
@@ -230,7 +238,7 @@ def first_searches(
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0)
     searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
     if search_relations:
-        searches.insert(0, Search("relations", (qvec,), relation_limit, None, RELATION_FIELDS))
+        searches.insert(0, Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS))
     if evecs:
         searches.insert(0, Search("entities", evecs, entity_limit))
     answers = yield from search_all(searches)
@@ -252,6 +260,15 @@ def first_searches(
     for i, hits in zip(searched, found):
         entity_hits[i] = list(hits)
     return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits)
+
+
+def linked_relations_filter(graph: GraphIndex, exact: Sequence[int]) -> str | None:
+    """``subject_id in [...] or object_id in [...]`` over the linked entities (``exact`` ≥ 0); None if none."""
+    linked = sorted({int(e) for e in exact if e >= 0})
+    if not linked:
+        return None
+    ids = [key_to_id(k) for k in graph.entities.keys[np.asarray(linked, np.int64)].tolist()]
+    return expr.any_of(expr.in_list("subject_id", ids), expr.in_list("object_id", ids))
 
 
 def rerank(

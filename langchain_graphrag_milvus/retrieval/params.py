@@ -25,7 +25,7 @@ from pydantic import Field
 
 from langchain_graphrag_milvus.milvus.expr import as_filter
 from langchain_graphrag_milvus.retrieval.timeouts import check_timeout
-from langchain_graphrag_milvus.retrieval.walk_ranking import AUTO_RELATION_SEEDS, WalkParams, relation_seed_count
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams
 
 __all__ = [
     "RetrievalParams",
@@ -76,7 +76,6 @@ def _int(value: Any) -> bool:
 
 POSITIVE = Rule(lambda v: _int(v) and v >= 1, "must be a positive integer", {"ge": 1})
 NON_NEGATIVE = Rule(lambda v: _int(v) and v >= 0, "must be a non-negative integer", {"ge": 0})
-NON_NEGATIVE_OR_NONE = Rule(lambda v: v is None or (_int(v) and v >= 0), "must be a non-negative integer or None")
 POSITIVE_OR_NONE = Rule(lambda v: v is None or (_int(v) and v >= 1), "must be a positive integer or None")
 EXPRESSION = Rule(lambda v: v is None or isinstance(v, str), "must be a Milvus expression string", show_value=False)
 
@@ -196,11 +195,14 @@ class RetrievalParams:
         "Graph score factor per hop ('similarity').",
         Rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]", {"gt": 0, "le": 1}),
     )
-    ppr_relation_seeds: int | None = param(
-        None,
-        "Most similar relations seeding PageRank; 0: none (no relation search without a reranker). "
-        "None (auto): 50 below 30,000 relations, 0 from there on.",
-        NON_NEGATIVE_OR_NONE,
+    ppr_relation_seeds: int = param(
+        50, "Most similar relations seeding PageRank; 0: none, and no relation search.", NON_NEGATIVE
+    )
+    relation_scope: Literal["all", "entities"] = param(
+        "all",
+        "Relations the query's relation search ranks ('ppr'): 'all', or 'entities': only those of the "
+        "query's linked entities when it has some (a search filtered to them; 'all' otherwise).",
+        Rule(lambda v: v in ("all", "entities"), "must be 'all' or 'entities'"),
     )
     ppr_passage_seeds: int = param(3, "Most similar passages seeding PageRank.", POSITIVE)
     ppr_damping: float = param(
@@ -228,23 +230,11 @@ class RetrievalParams:
     def __post_init__(self) -> None:
         _check(self)
 
-    def relation_seeds(self, n_relations: int) -> int:
-        """The walk's relation seeds on a graph of ``n_relations`` (``ppr_relation_seeds`` resolved)."""
-        return relation_seed_count(self.ppr_relation_seeds, n_relations)
-
-    def walk_on(self, n_relations: int) -> WalkParams:
-        """:attr:`walk` with the relation seeds resolved for a graph of ``n_relations``."""
-        return dataclasses.replace(self.walk, relation_seeds=self.relation_seeds(n_relations))
-
     @property
     def walk(self) -> WalkParams:
-        """The no-LLM ranking settings (:mod:`~langchain_graphrag_milvus.retrieval.walk_ranking`).
-
-        Its ``relation_seeds`` is :data:`~.walk_ranking.AUTO_RELATION_SEEDS` while ``ppr_relation_seeds`` is
-        ``None``; :meth:`walk_on` resolves it for a graph.
-        """
+        """The no-LLM ranking settings (:mod:`~langchain_graphrag_milvus.retrieval.walk_ranking`)."""
         return WalkParams(
-            relation_seeds=AUTO_RELATION_SEEDS if self.ppr_relation_seeds is None else self.ppr_relation_seeds,
+            relation_seeds=self.ppr_relation_seeds,
             passage_seeds=self.ppr_passage_seeds,
             temperature=float(self.ppr_temperature),
             damping=self.ppr_damping,

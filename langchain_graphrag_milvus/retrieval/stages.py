@@ -255,7 +255,7 @@ def ppr_ranking(
     q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None = None
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
-    graph, view, params = q.graph, q.view, p.walk_on(q.graph.n_relations)
+    graph, view, params = q.graph, q.view, p.walk
     ents = _entity_seeds(q)
     seeds_r = q.relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])

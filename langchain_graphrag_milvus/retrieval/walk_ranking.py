@@ -61,8 +61,6 @@ from langchain_graphrag_milvus.retrieval.sparse_vectors import (
 
 __all__ = [
     "AUTO_PUSH_RELATIONS",
-    "AUTO_RELATION_SEEDS",
-    "relation_seed_count",
     "WalkParams",
     "WalkSeeds",
     "WalkResult",
@@ -80,8 +78,6 @@ Mask = npt.NDArray[np.bool_] | None
 #: ``ppr_method="auto"`` solves by pushes from this many relations on, globally below
 #: (``benchmarks/bench_query_path.py``; the three evaluation graphs hold 17k–29k).
 AUTO_PUSH_RELATIONS = 30_000
-#: Relation seeds of the default ranking below :data:`AUTO_PUSH_RELATIONS` relations (see :func:`relation_seed_count`).
-AUTO_RELATION_SEEDS = 50
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,23 +151,6 @@ class WalkParams:
             raise ValueError(f"ppr_method must be 'auto', 'global' or 'push', got {self.ppr_method!r}")
         if not self.push_epsilon > 0.0:
             raise ValueError(f"push_epsilon must be positive, got {self.push_epsilon!r}")
-
-
-def relation_seed_count(requested: int | None, n_relations: int) -> int:
-    """Relation seeds of the walk: ``requested``, or, for ``None`` (auto), 50 below 30,000 relations and 0 above.
-
-    The thresholds are :data:`AUTO_RELATION_SEEDS` and :data:`AUTO_PUSH_RELATIONS` (where the
-    walk also turns local); with no relation seeds the query's relation search is skipped.
-
-    Measured (``benchmarks/cv_ranking.py --compare relation_seeds=0``, R@2 / R@5 against 50 seeds):
-    musique100 given 60.8 / 77.0 vs 59.8 / 77.6, musique100 offline 60.8 / 80.9 vs 57.4 / 80.4,
-    hotpotqa100 offline 69.0 / 85.0 vs 66.0 / 88.0 — inside the fold spread (R@5 sd 4.5–6.6 points),
-    while that search over every relation vector is most of a large graph's query time
-    (``benchmarks/bench_scale.py``: 343 of 361 ms p50 at 1.8M relations on FLAT).
-    """
-    if requested is not None:
-        return requested
-    return AUTO_RELATION_SEEDS if n_relations < AUTO_PUSH_RELATIONS else 0
 
 
 def walk_method(params: WalkParams, graph: GraphIndex) -> str:

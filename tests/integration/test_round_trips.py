@@ -22,6 +22,7 @@ from langchain_graphrag_milvus.retrieval.effects import Fetch, Search
 from langchain_graphrag_milvus.retrieval.executors import answer_sync, gather_sync
 from langchain_graphrag_milvus.retrieval.graph_pipeline import PASSAGE_FIELDS, passage_document
 from langchain_graphrag_milvus.retrieval.stages import RELATION_FIELDS
+from langchain_graphrag_milvus.text.names import entity_id
 
 from ..fakes import LexicalEmbeddings
 
@@ -115,9 +116,7 @@ def test_a_concurrent_gather_answers_like_one_by_one_calls(nano_store) -> None:
 
 
 def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> None:
-    """``ppr_relation_seeds=0``, and its auto value on a large graph: one search, the same answer both ways."""
-    from langchain_graphrag_milvus.retrieval import walk_ranking
-
+    """``ppr_relation_seeds=0``: one search (the passages'), sync and async, the same Documents."""
     explicit = MilvusGraphRetriever(store=nano_store, k=2, ppr_relation_seeds=0)
     want = explicit.invoke(NANO_QUESTION)
     spy = Spy(nano_store, monkeypatch)
@@ -125,29 +124,48 @@ def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> 
     assert spy.calls[0] == ("embed", 1)
     assert spy.calls[1] == ("search", "passages")
     assert ("search", "relations") not in spy.calls and spy.calls[2:] in ([], [("fetch", "passages")])
-    # auto: the nano graph is small, so relations are searched ...
     spy.calls.clear()
-    auto = MilvusGraphRetriever(store=nano_store, k=2)
-    assert auto.ppr_relation_seeds is None
-    auto.invoke(NANO_QUESTION)
-    assert ("search", "relations") in spy.calls
-    # ... and past the threshold (where the walk also turns local) they are not, with the same
-    # Documents as the explicit 0 there
-    monkeypatch.setattr(walk_ranking, "AUTO_PUSH_RELATIONS", 1)
-    large = explicit.invoke(NANO_QUESTION)
-    spy.calls.clear()
-    assert auto.invoke(NANO_QUESTION) == large
-    assert ("search", "relations") not in spy.calls
-    # async takes the same path
-    spy.calls.clear()
-    assert asyncio.run(auto.ainvoke(NANO_QUESTION)) == large
+    assert asyncio.run(explicit.ainvoke(NANO_QUESTION)) == want
     assert ("search", "passages") in spy.calls and ("search", "relations") not in spy.calls
+    spy.calls.clear()
+    MilvusGraphRetriever(store=nano_store, k=2).invoke(NANO_QUESTION)  # the default searches relations
+    assert ("search", "relations") in spy.calls
 
 
-def test_relation_seeds_are_checked(nano_store) -> None:
+def test_relations_of_the_linked_entities_only(nano_store, monkeypatch) -> None:
+    """``relation_scope="entities"``: the relation search is filtered to the linked entities' relations."""
+    filters: list[str | None] = []
+    real = nano_store.search
+
+    def spy(kind: str, *args: Any, **kw: Any) -> Any:
+        if kind == "relations":
+            filters.append(kw.get("filter_expr"))
+        return real(kind, *args, **kw)
+
+    monkeypatch.setattr(nano_store, "search", spy)
+    scoped = MilvusGraphRetriever(store=nano_store, k=2, relation_scope="entities", ppr_relation_seeds=50)
+    names = nano_store.entity_linker().find(NANO_QUESTION)
+    assert names  # the nano question names graph entities
+    docs = scoped.invoke(NANO_QUESTION)
+    assert len(docs) == 2 and len(filters) == 1 and filters[0] and "subject_id in" in filters[0]
+    (vector,) = nano_store.embedding.embed_documents([NANO_QUESTION])
+    (hits,) = real("relations", [vector], 50, filter_expr=filters[0], output_fields=("subject_id", "object_id"))
+    linked = {entity_id(n) for n in names}
+    assert hits and all(h.fields["subject_id"] in linked or h.fields["object_id"] in linked for h in hits)
+    everything = real("relations", [vector], 50, output_fields=("subject_id", "object_id"))[0]
+    assert len(everything) > len(hits)  # the filter did restrict the search
+    # a query that links no entity searches every relation
+    filters.clear()
+    scoped.invoke("zzzz qqqq")
+    assert filters == [None]
+
+
+def test_relation_settings_are_checked(nano_store) -> None:
     with pytest.raises(ValueError, match="ppr_relation_seeds"):
         MilvusGraphRetriever(store=nano_store, ppr_relation_seeds=-1)
     retriever = MilvusGraphRetriever(store=nano_store, k=2)
     with pytest.raises(ValueError, match="ppr_relation_seeds"):
         retriever.invoke(NANO_QUESTION, ppr_relation_seeds=-3)
-    assert retriever.invoke(NANO_QUESTION, ppr_relation_seeds=0)
+    with pytest.raises(ValueError, match="relation_scope"):
+        retriever.invoke(NANO_QUESTION, relation_scope="nearby")
+    assert retriever.invoke(NANO_QUESTION, ppr_relation_seeds=0, relation_scope="entities")
