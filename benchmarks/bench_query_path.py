@@ -12,8 +12,7 @@ answers are dictionary lookups). Each query looks like a real one: the linker na
 graph entities (a topic entity, a popular one and a random one: exact names, as the
 offline linker returns), the relation search returns 50 relations (25 from the topic's
 two-hop neighbourhood, 25 anywhere) and the passage search 5 passages (those of the best
-relations first), similarities in [0.5, 0.8]. From 30,000 relations on, the default
-(``ppr_relation_seeds`` auto) asks for no relation search; the other rows keep 50 relation seeds.
+relations first), similarities in [0.5, 0.8].
 
 Per size, in the same run, over the same queries: the pipeline with the global PageRank
 solver (``ppr_method="global"``: what the default ran at every size before), with the
@@ -142,8 +141,7 @@ def run_size(n_relations: int, n_queries: int) -> list[dict[str, Any]]:
     rows = []
     real_walks = stages.ranked_walks
     for label, walk in METHODS.items():
-        # the default resolves its relation seeds by size; the other rows keep 50, as before
-        p = RetrievalParams(k=5) if label == "auto (default)" else RetrievalParams(k=5, ppr_relation_seeds=50)
+        p = RetrievalParams(k=5)
         walk_times: list[float] = []
 
         def timed(

@@ -243,7 +243,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     max_frontier: int | None = _setting("max_frontier")
     decay: float = _setting("decay")
     ppr_relation_seeds: int = _setting("ppr_relation_seeds")
-    relation_scope: Literal["all", "entities"] = _setting("relation_scope")
+    relation_scope: Literal["auto", "all", "entities"] = _setting("relation_scope")
     ppr_passage_seeds: int = _setting("ppr_passage_seeds")
     ppr_damping: float = _setting("ppr_damping")
     ppr_temperature: float = _setting("ppr_temperature")

@@ -198,11 +198,12 @@ class RetrievalParams:
     ppr_relation_seeds: int = param(
         50, "Most similar relations seeding PageRank; 0: none, and no relation search.", NON_NEGATIVE
     )
-    relation_scope: Literal["all", "entities"] = param(
-        "all",
+    relation_scope: Literal["auto", "all", "entities"] = param(
+        "auto",
         "Relations the query's relation search ranks ('ppr'): 'all', or 'entities': only those of the "
-        "query's linked entities when it has some (a search filtered to them; 'all' otherwise).",
-        Rule(lambda v: v in ("all", "entities"), "must be 'all' or 'entities'"),
+        "query's linked entities when it has some (a search filtered to them; 'all' otherwise); "
+        "'auto': 'all' below 30,000 relations, 'entities' from there on.",
+        Rule(lambda v: v in ("auto", "all", "entities"), "must be 'auto', 'all' or 'entities'"),
     )
     ppr_passage_seeds: int = param(3, "Most similar passages seeding PageRank.", POSITIVE)
     ppr_damping: float = param(

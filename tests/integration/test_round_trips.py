@@ -168,4 +168,31 @@ def test_relation_settings_are_checked(nano_store) -> None:
         retriever.invoke(NANO_QUESTION, ppr_relation_seeds=-3)
     with pytest.raises(ValueError, match="relation_scope"):
         retriever.invoke(NANO_QUESTION, relation_scope="nearby")
+    assert retriever.invoke(NANO_QUESTION, relation_scope="auto")
     assert retriever.invoke(NANO_QUESTION, ppr_relation_seeds=0, relation_scope="entities")
+
+
+def test_auto_scope_filters_the_relation_search_on_large_graphs_only(nano_store, monkeypatch) -> None:
+    from langchain_graphrag_milvus.retrieval import graph_pipeline
+
+    filters: list[str | None] = []
+    real = nano_store.search
+
+    def spy(kind: str, *args: Any, **kw: Any) -> Any:
+        if kind == "relations":
+            filters.append(kw.get("filter_expr"))
+        return real(kind, *args, **kw)
+
+    monkeypatch.setattr(nano_store, "search", spy)
+    auto = MilvusGraphRetriever(store=nano_store, k=2)
+    assert auto.relation_scope == "auto"
+    auto.invoke(NANO_QUESTION)
+    assert filters == [None]  # a small graph: every relation
+    monkeypatch.setattr(graph_pipeline, "AUTO_PUSH_RELATIONS", 1)  # as if the graph were large
+    filters.clear()
+    auto.invoke(NANO_QUESTION)
+    MilvusGraphRetriever(store=nano_store, k=2, relation_scope="all").invoke(NANO_QUESTION)
+    assert len(filters) == 2 and filters[0] and "subject_id in" in filters[0] and filters[1] is None
+    filters.clear()
+    asyncio.run(auto.ainvoke(NANO_QUESTION))
+    assert filters == []  # async goes through asearch; the sync spy saw nothing
