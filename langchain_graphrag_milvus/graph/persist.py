@@ -7,6 +7,9 @@ shapes before memory-mapping them; anything damaged, missing or mismatched raise
 :class:`IndexFileError` (never a raw ``ValueError``/``JSONDecodeError``/``OSError``), so
 the caller can rebuild the index. Callers may save more arrays with the index (``extra``,
 e.g. the entity names of the graph cache), covered by the same manifest and checks.
+The push walk's relation lists (:func:`~.push_walk.push_neighbours`) are saved too, so a
+loaded index answers its first query without building them; indexes saved before they
+were still load (and build them on first use).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from langchain_graphrag_milvus.graph.csr import CSR
 from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
+from langchain_graphrag_milvus.graph.push_walk import push_neighbours
 
 __all__ = [
     "save",
@@ -40,6 +44,7 @@ __all__ = [
 FORMAT_VERSION = 2
 _READ_CHUNK = 1 << 22
 _EXTRA = "extra_"
+_WALK = "walk_rel_nbr_"
 _EXTRA_NAME = re.compile(r"[A-Za-z0-9_]+")
 G = TypeVar("G", bound=GraphData)
 
@@ -104,6 +109,9 @@ def save(
         "passage_blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "passage_offsets": offsets,
     }
+    # the push walk's relation lists (a transpose of the node lists): a loaded index does not build them
+    walk_lists = push_neighbours(graph)[0]
+    arrays.update({f"{_WALK}indptr": walk_lists.indptr, f"{_WALK}indices": walk_lists.indices})
     for name, value in (extra or {}).items():
         if not _EXTRA_NAME.fullmatch(name) or np.asarray(value).dtype.hasobject:
             raise ValueError(f"invalid extra array {name!r}: names are [A-Za-z0-9_]+, values plain arrays")
@@ -275,6 +283,8 @@ def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None
         synonyms=CSR(arr("synonyms_indptr"), arr("synonyms_indices")),
     )
     _check_shapes(index, path)
+    if f"{_WALK}indptr.npy" in listed and f"{_WALK}indices.npy" in listed:  # (absent from older indexes)
+        push_neighbours(index, CSR(arr(f"{_WALK}indptr"), arr(f"{_WALK}indices")))
     return index
 
 

@@ -75,8 +75,15 @@ class PushWalk:
         return out
 
 
-def push_neighbours(graph: GraphData) -> tuple[CSR, CSR, F64, F64]:
-    """Relation → entity/passage and entity/passage → relation lists, and degrees (cached per graph)."""
+def push_neighbours(graph: GraphData, rel_nbr: CSR | None = None) -> tuple[CSR, CSR, F64, F64]:
+    """Relation → entity/passage and entity/passage → relation lists, and degrees (cached per graph).
+
+    ``rel_nbr``: the relation lists saved with the graph (:func:`~.persist.save`), taken
+    instead of transposing the node lists (1.8M relations: 0.17 s) if nothing is cached yet.
+
+    Raises:
+        ValueError: ``rel_nbr`` does not fit the graph (row count or number of entries).
+    """
     cached = graph._cache.get("push_neighbours")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
@@ -84,7 +91,20 @@ def push_neighbours(graph: GraphData) -> tuple[CSR, CSR, F64, F64]:
     # the node side is entity → relations stacked on passage → relations: the global solver's edges
     indptr = np.concatenate([graph.ent_rel.indptr, graph.ent_rel.indptr[-1] + graph.pas_rel.indptr[1:]])
     nod_nbr = CSR(indptr.astype(np.int64), np.concatenate([graph.ent_rel.indices, graph.pas_rel.indices]))
-    rel_nbr = csr_transpose(nod_nbr, n_r)
+    if rel_nbr is None:
+        rel_nbr = csr_transpose(nod_nbr, n_r)
+    elif not _fits(rel_nbr, n_r, nod_nbr):
+        raise ValueError("the saved relation lists do not fit the graph")
     out = (rel_nbr, nod_nbr, np.diff(rel_nbr.indptr).astype(np.float64), np.diff(nod_nbr.indptr).astype(np.float64))
     graph._cache["push_neighbours"] = out
     return out
+
+
+def _fits(rel_nbr: CSR, n_relations: int, nod_nbr: CSR) -> bool:
+    """``rel_nbr`` has a row per relation, as many entries as ``nod_nbr``, each a node of the graph."""
+    indptr, indices = rel_nbr.indptr, rel_nbr.indices
+    if len(indptr) != n_relations + 1 or indices.size != nod_nbr.indices.size or int(indptr[-1]) != indices.size:
+        return False
+    if int(indptr[0]) != 0 or (indptr.size > 1 and bool((np.diff(indptr) < 0).any())):
+        return False
+    return not indices.size or (int(indices.min()) >= 0 and int(indices.max()) < nod_nbr.n_rows)

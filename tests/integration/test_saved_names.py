@@ -120,3 +120,49 @@ def test_names_written_later_are_saved_too(make_store, written) -> None:
     assert reader.entity_names() == writer.entity_names()
     assert reader.entity_linker().find("Did Ada Lovelace meet Charles Babage?") == ["Ada Lovelace", "Charles Babbage"]
     assert calls == []
+
+
+def count_builds(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count the linker keys computed and the fuzzy indexes built (wrapping the real functions)."""
+    from langchain_graphrag_milvus.text import name_index, name_table
+
+    counts = {"keys": 0, "indexes": 0}
+    real_key, real_build = name_table.linker_key, name_index._build
+
+    def linker_key(name: str) -> str:
+        counts["keys"] += 1
+        return real_key(name)
+
+    def build(choices: list[str]) -> dict[str, Any]:
+        counts["indexes"] += 1
+        return real_build(choices)
+
+    monkeypatch.setattr(name_table, "linker_key", linker_key)
+    monkeypatch.setattr(name_index, "_build", build)
+    return counts
+
+
+def test_the_fuzzy_index_is_saved_so_a_reopened_store_never_builds_it(make_store, written, monkeypatch) -> None:
+    writer, path = written
+    expected = answers(writer)
+    assert any(f.startswith("extra_names_index_") for f in json.loads((path / "manifest.json").read_text())["files"])
+    counts = count_builds(monkeypatch)
+    reader = make_store(LexicalEmbeddings(), prefix=writer.collection_prefix, graph_path=path)
+    assert answers(reader) == expected
+    assert reader.entity_linker().find(QUERIES[0]) == ["Leonhard Euler"]  # fuzzy, through the loaded index
+    assert counts == {"keys": 0, "indexes": 0}
+
+
+def test_a_first_load_leaves_the_linker_built_for_the_first_query(make_store, monkeypatch) -> None:
+    store = make_store(LexicalEmbeddings())
+    report = store.add_documents(DOCS)
+    assert report.bulk_load  # a first load into empty collections
+    counts = count_builds(monkeypatch)
+    assert store.entity_linker().find(QUERIES[0]) == ["Leonhard Euler"]
+    assert answers(store)[2][0] == "b1"
+    assert counts == {"keys": 0, "indexes": 0}
+    # a later write changes the names: the linker is built again, computing keys for the new names only
+    later = Document(id="c1", page_content="Ada met Babbage.", metadata={"triplets": [["Ada", "met", "Babbage"]]})
+    store.add_documents([later])
+    assert store.entity_linker().find("Did Ada meet Babbage?") == ["Ada", "Babbage"]
+    assert counts["keys"] == 2

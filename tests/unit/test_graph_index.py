@@ -220,3 +220,74 @@ def test_remove_passages_and_links_equal_a_rebuild_without_them() -> None:
     assert r0 not in set(unlinked.relations.keys.tolist()) and int(removed.relation_keys[0]) == r0
     same, nothing = full.remove_links(relation_keys=[], passage_ids=[])
     assert graph_signature(same) == graph_signature(full) and nothing.passage_ids == []
+
+
+def _resave(path, name: str, value: np.ndarray) -> None:
+    """Replace one array of a saved index and its manifest entry (a consistent but wrong index)."""
+    import json
+
+    from langchain_graphrag_milvus.graph import persist
+
+    np.save(path / f"{name}.npy", value)
+    manifest = persist.read_manifest(path)
+    file = path / f"{name}.npy"
+    manifest["files"][file.name] = {"bytes": file.stat().st_size, "crc32": persist.file_checksum(file)}
+    (path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_the_push_walk_lists_are_saved_and_loaded_with_the_index(tmp_path, seed: int) -> None:
+    from langchain_graphrag_milvus.graph import persist, push_walk
+    from langchain_graphrag_milvus.graph.local_ppr import local_pagerank
+    from langchain_graphrag_milvus.graph.push_walk import push_neighbours
+
+    g = random_graph(seed)
+    path = g.save(tmp_path / "idx")
+    assert {"walk_rel_nbr_indptr.npy", "walk_rel_nbr_indices.npy"} <= set(persist.read_manifest(path)["files"])
+    h = GraphIndex.load(path)
+    assert "push_neighbours" in h._cache  # taken from the files, not computed
+    calls = []
+    real = push_walk.csr_transpose
+    try:
+        push_walk.csr_transpose = lambda *a: calls.append(a) or real(*a)  # type: ignore[assignment]
+        loaded = push_neighbours(h)
+        assert calls == []
+        push_neighbours(random_graph(seed + 1))
+        assert len(calls) == 1  # (the spy sees the transpose of a graph that was not loaded)
+    finally:
+        push_walk.csr_transpose = real  # type: ignore[assignment]
+    fresh = push_neighbours(random_graph(seed))
+    for a, b in zip(loaded[:2], fresh[:2]):
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+    for a, b in zip(loaded[2:], fresh[2:]):
+        assert np.array_equal(a, b)
+    seeds = np.zeros(g.n_entities)
+    seeds[[1, 2]] = 1.0
+    got, want = local_pagerank(h, entity_weights=seeds), local_pagerank(random_graph(seed), entity_weights=seeds)
+    for field in ("entity_idx", "entity", "relation_idx", "relation", "passage_idx", "passage"):
+        assert np.array_equal(getattr(got, field), getattr(want, field))
+    assert got.relation_idx.size > 0
+
+
+def test_saved_walk_lists_that_do_not_fit_are_a_damaged_index_and_old_indexes_still_load(tmp_path) -> None:
+    from langchain_graphrag_milvus.graph import persist
+    from langchain_graphrag_milvus.graph.push_walk import push_neighbours
+
+    g = random_graph(3)
+    path = g.save(tmp_path / "idx")
+    good = np.load(path / "walk_rel_nbr_indices.npy")
+    for bad in (good[:-1], np.where(np.arange(good.size) == 0, g.n_entities + g.n_passages, good), -good - 1):
+        _resave(path, "walk_rel_nbr_indices", bad.astype(good.dtype))
+        with pytest.raises(persist.IndexFileError, match="relation lists"):
+            GraphIndex.load(path)
+    _resave(path, "walk_rel_nbr_indices", good)
+    assert GraphIndex.load(path).n_relations == g.n_relations
+    # an index saved before the walk lists were: loads, and builds them on first use
+    manifest = persist.read_manifest(path)
+    for name in ("walk_rel_nbr_indptr.npy", "walk_rel_nbr_indices.npy"):
+        del manifest["files"][name]
+        (path / name).unlink()
+    (path / "manifest.json").write_text(__import__("json").dumps(manifest), encoding="utf-8")
+    old = GraphIndex.load(path)
+    assert "push_neighbours" not in old._cache
+    assert np.array_equal(push_neighbours(old)[0].indices, push_neighbours(g)[0].indices)
