@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
@@ -167,17 +168,34 @@ class GraphCache(Generic[LinkerT]):
         path = self.graph_path
         if path is None or not path.exists() or (path.is_dir() and not any(path.iterdir())):
             return self._read_graph()
-        try:
-            saved = persist.read_manifest(path).get("fingerprint")
-            current = self.fingerprint()
-            if saved == current:
-                graph = GraphIndex.load(path)
-                self._load_names(path)
-                self._seen_generation = int(current["generation"])
-                return graph
+        # the fingerprint's Milvus round trips (≈0.2 s) overlap reading the files (≈0.4 s at 1.8M relations)
+        damage: persist.IndexFileError | None = None
+        graph: GraphIndex | None = None
+        table: NameTable | None = None
+        names: dict[str, str] | None = None
+        self.connection.check_open()  # connects under the lock we hold, so the fingerprint's thread never waits for it
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-fingerprint") as pool:
+            asked = pool.submit(self.fingerprint)
+            try:
+                saved = persist.read_manifest(path).get("fingerprint")
+            except persist.IndexFileError as exc:
+                saved, damage = None, exc
+            else:
+                try:
+                    graph, table = GraphIndex.load(path), self._saved_names(path)
+                    names = table.names() if table is not None else None
+                except persist.IndexFileError as exc:
+                    damage = exc
+            current = asked.result()
+        if graph is not None and damage is None and saved == current:
+            if table is not None and names is not None:
+                self._entity_names, self._names_table = names, (names, table)
+            self._seen_generation = int(current["generation"])
+            return graph
+        if damage is None or (saved is not None and saved != current):  # stale first, as without the overlap
             problem, error = f"was built from {saved} but Milvus now holds {current}", StaleIndexError
-        except persist.IndexFileError as exc:
-            problem, error = f"is damaged ({exc})", CorruptIndexError
+        else:
+            problem, error = f"is damaged ({damage})", CorruptIndexError
         if self.on_stale == "error":
             raise error(
                 f"the graph index saved in graph_path={str(path)!r} {problem}; delete it or open the store "
@@ -221,18 +239,19 @@ class GraphCache(Generic[LinkerT]):
         except OSError as exc:
             logger.warning("cannot save the graph index to graph_path=%r (%s)", str(self.graph_path), exc)
 
-    def _load_names(self, path: Path) -> None:
-        """Take the entity names and linker keys saved with the index (damaged: ``IndexFileError``)."""
+    @staticmethod
+    def _saved_names(path: Path) -> NameTable | None:
+        """The entity names and linker keys saved with the index (damaged: ``IndexFileError``).
+
+        None for an index saved before names were: they are read from Milvus when needed.
+        """
         saved = {k[len(_NAMES) :]: v for k, v in persist.load_extra(path, check=False).items() if k.startswith(_NAMES)}
         if not saved:
-            return  # an index saved before names were: they are read from Milvus when needed
+            return None
         try:
-            table = NameTable.from_arrays(saved)
+            return NameTable.from_arrays(saved)
         except ValueError as exc:
             raise persist.IndexFileError(f"the entity names saved in {path} are damaged: {exc}") from None
-        names = table.names()
-        self._entity_names = names
-        self._names_table = (names, table)
 
     def _name_table(self, names: dict[str, str]) -> NameTable:
         """The name table of ``names`` (kept; rows of the previous table are reused for unchanged names)."""

@@ -134,6 +134,8 @@ def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> 
 
 def test_relations_of_the_linked_entities_only(nano_store, monkeypatch) -> None:
     """``relation_scope="entities"``: the relation search is filtered to the linked entities' relations."""
+    from langchain_graphrag_milvus.retrieval import graph_pipeline
+
     filters: list[str | None] = []
     real = nano_store.search
 
@@ -147,13 +149,20 @@ def test_relations_of_the_linked_entities_only(nano_store, monkeypatch) -> None:
     names = nano_store.entity_linker().find(NANO_QUESTION)
     assert names  # the nano question names graph entities
     docs = scoped.invoke(NANO_QUESTION)
-    assert len(docs) == 2 and len(filters) == 1 and filters[0] and "subject_id in" in filters[0]
+    assert len(docs) == 2 and len(filters) == 1 and filters[0] and filters[0].startswith("pk in")
     (vector,) = nano_store.embedding.embed_documents([NANO_QUESTION])
     (hits,) = real("relations", [vector], 50, filter_expr=filters[0], output_fields=("subject_id", "object_id"))
     linked = {entity_id(n) for n in names}
     assert hits and all(h.fields["subject_id"] in linked or h.fields["object_id"] in linked for h in hits)
     everything = real("relations", [vector], 50, output_fields=("subject_id", "object_id"))[0]
     assert len(everything) > len(hits)  # the filter did restrict the search
+    # past PK_SCOPE_MAX relations the filter names the entities instead: the same hits
+    monkeypatch.setattr(graph_pipeline, "PK_SCOPE_MAX", 0)
+    assert scoped.invoke(NANO_QUESTION) == docs
+    assert len(filters) == 2 and filters[1] and "subject_id in" in filters[1]
+    (by_entity,) = real("relations", [vector], 50, filter_expr=filters[1], output_fields=("subject_id", "object_id"))
+    assert [(h.id, h.fields) for h in by_entity] == [(h.id, h.fields) for h in hits]
+    filters.pop()
     # a query that links no entity searches every relation
     filters.clear()
     scoped.invoke("zzzz qqqq")
@@ -192,7 +201,7 @@ def test_auto_scope_filters_the_relation_search_on_large_graphs_only(nano_store,
     filters.clear()
     auto.invoke(NANO_QUESTION)
     MilvusGraphRetriever(store=nano_store, k=2, relation_scope="all").invoke(NANO_QUESTION)
-    assert len(filters) == 2 and filters[0] and "subject_id in" in filters[0] and filters[1] is None
+    assert len(filters) == 2 and filters[0] and filters[0].startswith("pk in") and filters[1] is None
     filters.clear()
     asyncio.run(auto.ainvoke(NANO_QUESTION))
     assert filters == []  # async goes through asearch; the sync spy saw nothing
