@@ -169,6 +169,8 @@ def test_save_and_load_round_trip(tmp_path) -> None:
     for mmap in (True, False):
         h = GraphIndex.load(tmp_path / "idx", mmap=mmap)
         assert h.passages.ids == g.passages.ids
+        assert type(h.rel_subject) is np.ndarray and type(h.ent_rel.indices) is np.ndarray  # no np.memmap overhead
+        assert mmap == isinstance(h.ent_rel.indices.base, np.memmap)  # the same pages when memory-mapped
         for name in ("rel_subject", "rel_object"):
             assert np.array_equal(getattr(h, name), getattr(g, name))
         a = g.expand(entity_seeds=[1, 2], hops=2)
