@@ -173,8 +173,13 @@ def _crash_and_rerun(
     times: dict[str, float] = {}
     store = kill(_open(server, prefix, LexicalEmbeddings(64)))
     started = time.perf_counter()
-    with pytest.raises(Exception):  # noqa: B017 - whatever pymilvus raises when its server dies
+    try:
         operation(store)
+    except Exception:  # whatever pymilvus raises when its server dies
+        pass
+    else:
+        store.close()
+        raise FinishedFirst("the operation finished before the server was killed")
     assert server.proc is None or server.proc.poll() is not None, "the server was not killed"
     times["until crash"] = time.perf_counter() - started
     store.close()
@@ -189,9 +194,37 @@ def _crash_and_rerun(
     return {k: round(v, 1) for k, v in times.items()}, partial
 
 
-def _timer_kill(server: MilvusServerHandle, after: float, store: MilvusGraphStore) -> MilvusGraphStore:
-    threading.Timer(after, server.kill).start()
-    return store
+class FinishedFirst(AssertionError):
+    """The operation under test ended before the kill meant to interrupt it."""
+
+
+def _timer_crash_and_rerun(
+    server: MilvusServerHandle, operation: Any, after: float, tries: int = 4
+) -> tuple[dict[str, float], dict[str, int], str]:
+    """:func:`_crash_and_rerun` with the server killed ``after`` seconds in (a moment nobody chose).
+
+    The delay comes from a calibration run; if the machine got faster and the operation ends
+    first, the timer is cancelled and the run repeated on a fresh prefix with half the delay.
+    Returns the phases' seconds, the rows after the crash and the prefix used.
+    """
+    for _ in range(tries):
+        timer = threading.Timer(after, server.kill)
+
+        def start(store: MilvusGraphStore, timer: threading.Timer = timer) -> MilvusGraphStore:
+            timer.start()
+            return store
+
+        prefix = f"timer{uuid.uuid4().hex[:8]}"
+        try:
+            times, partial = _crash_and_rerun(server, prefix, operation, start)
+            return times, partial, prefix
+        except FinishedFirst:
+            timer.cancel()
+            timer.join()
+            if server.proc is None:
+                server.start()  # it fired just after the operation ended
+            after /= 2
+    raise AssertionError(f"the operation always finished before the server was killed ({tries} tries)")
 
 
 def test_killed_ingest_and_upsert_rerun_equal_a_clean_run(private_server: MilvusServerHandle) -> None:
@@ -240,10 +273,7 @@ def test_killed_ingest_and_upsert_rerun_equal_a_clean_run(private_server: Milvus
     store.close()
 
     # 3. ingest again from scratch under another prefix, killed by a timer at a moment nobody chose
-    prefix = f"timer{uuid.uuid4().hex[:8]}"
-    t3, partial3 = _crash_and_rerun(
-        server, prefix, lambda s: (ingest(s), upsert(s)), lambda store: _timer_kill(server, 0.4 * clean_seconds, store)
-    )
+    t3, partial3, prefix = _timer_crash_and_rerun(server, lambda s: (ingest(s), upsert(s)), 0.4 * clean_seconds)
     store = _open(server, prefix, LexicalEmbeddings(64))
     got = snapshot(store)
     assert got == want_v2, _diff(got, want_v2)
