@@ -20,6 +20,8 @@ __all__ = [
     "CorruptIndexError",
     "InvalidIdError",
     "InvalidEmbeddingError",
+    "GraphPathError",
+    "ForeignCollectionError",
 ]
 
 
@@ -72,6 +74,25 @@ class InvalidEmbeddingError(GraphRAGError, ValueError):
 
 class InvalidFilterError(GraphRAGError, ValueError):
     """A metadata filter or a value meant for a Milvus expression is not acceptable."""
+
+
+class ForeignCollectionError(GraphRAGError):
+    """A collection under the store's names exists but was not created by this package.
+
+    E.g. a team's own ``langchain_milvus.Milvus`` collection named ``{prefix}_passages``.
+    Writes refuse it, and :meth:`~langchain_graphrag_milvus.MilvusGraphStore.drop` drops
+    nothing when any of its collections is one.
+    """
+
+
+class GraphPathError(GraphRAGError, ValueError):
+    """A ``graph_path`` the package may not write to, rename or delete.
+
+    A file, a symbolic link, a folder holding anything but this package's saved index, or
+    a path that is, contains or lies inside the Milvus Lite database (or a folder being
+    ingested). Raised before anything is written; the message names the path and what it
+    holds.
+    """
 
 
 class StoreConnectionError(GraphRAGError, ConnectionError):

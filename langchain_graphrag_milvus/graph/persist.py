@@ -27,6 +27,7 @@ import numpy as np
 from langchain_graphrag_milvus.graph.csr import CSR
 from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
+from langchain_graphrag_milvus.graph.owned_dir import check_graph_path, remove_owned, siblings
 from langchain_graphrag_milvus.graph.push_walk import push_neighbours
 
 __all__ = [
@@ -72,7 +73,9 @@ def save(
     """Write the index as ``.npy`` files plus ``manifest.json`` into ``directory``.
 
     The files are written to a temporary directory first and renamed into place, so
-    a crash never leaves a half-written index behind.
+    a crash never leaves a half-written index behind. ``directory`` must be missing,
+    empty or hold an index saved here (:func:`~.owned_dir.check_graph_path`): replacing
+    it deletes only the files the previous index wrote.
 
     Args:
         graph: The index.
@@ -84,11 +87,12 @@ def save(
 
     Raises:
         ValueError: An extra array has an invalid name or holds Python objects.
+        GraphPathError: ``directory`` (or its ``.tmp``/``.old`` sibling) is a file or holds
+            files this package did not write (nothing is written).
     """
-    target = Path(directory)
-    tmp = target.with_name(target.name + ".tmp")
-    if tmp.exists():
-        _rmtree(tmp)
+    target = check_graph_path(directory)  # before anything is written: a folder that is not ours is refused
+    tmp, old = siblings(target)
+    remove_owned(tmp)  # (left by a crashed save)
     tmp.mkdir(parents=True)
     encoded = [pid.encode("utf-8") for pid in graph.passages.ids]
     offsets = np.zeros(len(encoded) + 1, np.int64)
@@ -131,12 +135,10 @@ def save(
     }
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     if target.exists():
-        old = target.with_name(target.name + ".old")
-        if old.exists():
-            _rmtree(old)
+        remove_owned(old)
         target.rename(old)
         tmp.rename(target)
-        _rmtree(old)
+        remove_owned(old)  # only the files the previous index wrote
     else:
         tmp.rename(target)
     return target
@@ -304,9 +306,3 @@ def _check_shapes(index: GraphData, path: Path) -> None:
         problems.append(int(csr.indptr[-1]) != len(csr.indices))
     if any(problems):
         raise IndexFileError(f"the arrays of the graph index in {path} disagree with each other")
-
-
-def _rmtree(path: Path) -> None:
-    for child in path.iterdir():
-        child.unlink()
-    path.rmdir()

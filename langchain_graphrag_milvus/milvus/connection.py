@@ -12,13 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pymilvus import AsyncMilvusClient, MilvusClient
 
-from langchain_graphrag_milvus.errors import CollectionNotFoundError, GraphRAGError, StoreConnectionError
+from langchain_graphrag_milvus.errors import (
+    CollectionNotFoundError,
+    ForeignCollectionError,
+    GraphRAGError,
+    StoreConnectionError,
+)
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.index_params import creation_index
 from langchain_graphrag_milvus.milvus.lite import (
@@ -27,6 +33,7 @@ from langchain_graphrag_milvus.milvus.lite import (
     is_lite,
     lite_connection_args,
     lite_filter,
+    lite_server_running,
     release_lite,
 )
 from langchain_graphrag_milvus.milvus.schema import (
@@ -41,10 +48,13 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_milvus import Milvus
 
-__all__ = ["MilvusConnection", "GENERATION_KEY", "index_and_search_params"]
+__all__ = ["MilvusConnection", "GENERATION_KEY", "STORE_ID_KEY", "index_and_search_params"]
 
 #: The collection property (on the relation collection) that counts changes to the graph's data.
 GENERATION_KEY = "graphrag.generation"
+#: The collection property (on the relation collection) naming the store: a uuid4 hex set when the
+#: collections are created (collections of older versions get one on first use, :meth:`MilvusConnection.identity`).
+STORE_ID_KEY = "graphrag.store_id"
 
 
 def index_and_search_params(
@@ -143,9 +153,11 @@ class MilvusConnection:
                 if self._client is None:
                     for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
                         logging.getLogger(name).addFilter(lite_filter)
+                    lite_path = self.resolved_args()["uri"] if is_lite(self.uri) else None
+                    running = lite_path is not None and lite_server_running(lite_path)
                     self._client = self._connect(MilvusClient)
-                    if is_lite(self.uri):
-                        acquire_lite(self.resolved_args()["uri"])
+                    if lite_path is not None:
+                        acquire_lite(lite_path, started=not running)
         return self._client
 
     def _connect(self, client_class: Any) -> Any:
@@ -168,9 +180,21 @@ class MilvusConnection:
         return client
 
     def close(self) -> None:
-        """Close the clients; with Milvus Lite, stop its server when no store of this process uses it."""
+        """Close the clients; stop Milvus Lite's server only if this package started it and nothing else uses it.
+
+        Milvus Lite's server is stopped when the last store of this process on that path
+        closes, if a store of this package started it and no other pymilvus client of the
+        process is connected to it (:func:`.lite.release_lite`): a ``langchain_milvus.Milvus``
+        store on the same ``.db`` keeps working.
+        """
         with self.lock:
             had_client = self._client is not None
+            own: list[object] = [*self._aclients.values()]
+            for vs in self._vector_stores.values():  # their clients are ours too
+                own.append(getattr(vs, "_async_milvus_client", None))
+                client = getattr(vs, "_milvus_client", None)
+                if client is not None:
+                    client.close()
             if self._client is not None:
                 self._client.close()
                 self._client = None
@@ -178,7 +202,7 @@ class MilvusConnection:
             self._vector_stores.clear()
             self.dim = None
             if had_client and is_lite(self.uri):
-                release_lite(self.resolved_args()["uri"])
+                release_lite(self.resolved_args()["uri"], own)
 
     # ------------------------------------------------------------------ collections
     def exists(self) -> bool:
@@ -213,7 +237,12 @@ class MilvusConnection:
                 timeout=self.timeout,
                 partition_key=partition_key,
             )
+            if kind == "relations":  # the store's identity is born with its collections
+                self._set_properties(name, {STORE_ID_KEY: uuid.uuid4().hex})
         return created
+
+    def _set_properties(self, name: str, properties: dict[str, str]) -> None:
+        self.client.alter_collection_properties(name, properties=properties, timeout=self.timeout)
 
     def check_open(self) -> int:
         """Check the collections exist and are ours; return their dimension (loads them)."""
@@ -245,12 +274,26 @@ class MilvusConnection:
             await asyncio.to_thread(self.check_open)
 
     def drop(self) -> None:
-        """Drop the collections this store owns (irreversible)."""
+        """Drop the collections this store owns (irreversible).
+
+        Every existing collection is checked as the writes check it (:func:`.schema.check_collection`)
+        before any is dropped: one that this package did not create (a team's own
+        ``langchain_milvus.Milvus`` collection named ``{prefix}_passages``) refuses the drop.
+
+        Raises:
+            ForeignCollectionError: A collection under the store's names is not ours; nothing is dropped.
+        """
         with self.lock:
-            for kind in self.owned_kinds:
-                name = self.collection_name(kind)
-                if self.client.has_collection(name):
-                    self.client.drop_collection(name)
+            present = [k for k in self.owned_kinds if self.client.has_collection(self.collection_name(k))]
+            for kind in present:  # all checked before any is dropped
+                try:
+                    check_collection(self.client.describe_collection(self.collection_name(kind)), kind, None)
+                except ForeignCollectionError:
+                    raise
+                except GraphRAGError:  # an older version's (its description says so): ours to drop
+                    pass
+            for kind in present:
+                self.client.drop_collection(self.collection_name(kind))
             self._vector_stores.clear()
             self.dim = None
             self._index_types.clear()
@@ -323,11 +366,32 @@ class MilvusConnection:
         self._strong_reads.discard(kind)
 
     # ------------------------------------------------------------------ generation counter
+    def _properties(self) -> dict[str, Any]:
+        self.check_open()
+        return dict(self.client.describe_collection(self.collection_name("relations")).get("properties") or {})
+
     def generation(self) -> int:
         """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
-        self.check_open()
-        props = self.client.describe_collection(self.collection_name("relations")).get("properties") or {}
-        return int(props.get(GENERATION_KEY, 0))
+        return int(self._properties().get(GENERATION_KEY, 0))
+
+    def identity(self) -> tuple[str, int]:
+        """The store id and the generation counter, read together (one ``describe_collection``).
+
+        The store id is a uuid4 hex set when the collections are created: two stores with
+        the same prefix (other URIs, or collections dropped and created again) never share
+        it. Collections created before store ids existed get one here, the first time it is
+        asked for (when a graph index is saved or loaded); if two processes assign one at
+        once, both use the one Milvus kept (an index saved meanwhile with the other is rebuilt once).
+        """
+        props = self._properties()
+        store_id = props.get(STORE_ID_KEY)
+        if not store_id:
+            with self.lock:
+                name = self.collection_name("relations")
+                self._set_properties(name, {STORE_ID_KEY: uuid.uuid4().hex})
+                props = dict(self.client.describe_collection(name).get("properties") or {})
+                store_id = props[STORE_ID_KEY]
+        return str(store_id), int(props.get(GENERATION_KEY, 0))
 
     def set_generation(self, value: int) -> None:
         """Store a new value of the generation counter."""

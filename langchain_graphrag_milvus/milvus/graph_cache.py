@@ -22,10 +22,11 @@ import numpy as np
 
 from langchain_graphrag_milvus.errors import CorruptIndexError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView, persist
+from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
 from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows
-from langchain_graphrag_milvus.milvus.lite import is_lite
+from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.text.name_table import NameTable
 from langchain_graphrag_milvus.text.names import key_to_id
@@ -49,12 +50,16 @@ class GraphCache(Generic[LinkerT]):
         reads: The store's reads (relation and entity scans, counts, passage matching).
         linker_factory: Makes an entity linker from entity names; the cache keeps what it
             returns (one for all names, one per tenant view).
-        graph_path: Where the index is saved after every change and loaded from on open.
+        graph_path: Where the index is saved after every change and loaded from on open:
+            missing, empty or an index saved by this package, and apart from the Milvus Lite
+            database (:func:`~langchain_graphrag_milvus.graph.owned_dir.check_graph_path`).
         on_stale: ``"rebuild"`` or ``"error"`` when the saved index does not match Milvus.
         refresh_interval: Seconds between checks for other writers' changes (``None``: never).
 
     Raises:
         ValueError: ``on_stale`` or ``refresh_interval`` is invalid.
+        GraphPathError: ``graph_path`` is a file, holds files this package did not write,
+            or is, contains or lies inside the Milvus Lite database.
     """
 
     def __init__(
@@ -76,7 +81,9 @@ class GraphCache(Generic[LinkerT]):
         self.connection = connection
         self.reads = reads
         self.linker_factory = linker_factory
-        self.graph_path = Path(graph_path) if graph_path is not None else None
+        # a path that is not ours, or that holds or sits in the Lite database, is refused before anything is written
+        lite = [check_lite_parent(connection.uri)] if is_lite(connection.uri) else []
+        self.graph_path = check_graph_path(graph_path, forbidden=lite) if graph_path is not None else None
         self.on_stale = on_stale
         self.refresh_interval = None if refresh_interval is None else float(refresh_interval)
         #: How log messages name the store.
@@ -192,7 +199,10 @@ class GraphCache(Generic[LinkerT]):
                 self._entity_names, self._names_table = names, (names, table)
             self._seen_generation = int(current["generation"])
             return graph
-        if damage is None or (saved is not None and saved != current):  # stale first, as without the overlap
+        if isinstance(saved, dict) and saved.get("store_id") != current["store_id"]:  # a copy, or a namesake's
+            problem = f"was saved by another store (id {saved.get('store_id')!r}; this one is {current['store_id']!r})"
+            error = StaleIndexError
+        elif damage is None or (saved is not None and saved != current):  # stale first, as without the overlap
             problem, error = f"was built from {saved} but Milvus now holds {current}", StaleIndexError
         else:
             problem, error = f"is damaged ({damage})", CorruptIndexError
@@ -206,10 +216,12 @@ class GraphCache(Generic[LinkerT]):
 
     def _read_graph(self) -> GraphIndex:
         # the generation is read *before* the rows: a change made meanwhile makes the result stale
-        generation = self.connection.generation()
         fingerprint = None
         if self.graph_path is not None:
-            fingerprint = {"prefix": self.connection.collection_prefix, "generation": generation, **self.reads.counts()}
+            fingerprint = self.fingerprint()
+            generation = int(fingerprint["generation"])
+        else:
+            generation = self.connection.generation()
         self._seen_generation = generation
         rows = read_graph_rows(self.reads, self.rebuild_parallel)
         graph = GraphIndex.from_relations(
@@ -278,9 +290,14 @@ class GraphCache(Generic[LinkerT]):
         return value
 
     def fingerprint(self) -> dict[str, Any]:
-        """What a saved graph index must match: generation and row counts."""
+        """What a saved graph index must match: store id, generation and row counts.
+
+        The store id (:meth:`MilvusConnection.identity`) tells an index saved by another store
+        with the same prefix (or copied from one, checksums and all) from this store's own.
+        """
+        store_id, generation = self.connection.identity()
         prefix = self.connection.collection_prefix
-        return {"prefix": prefix, "generation": self.connection.generation(), **self.reads.counts()}
+        return {"prefix": prefix, "store_id": store_id, "generation": generation, **self.reads.counts()}
 
     # ------------------------------------------------------------------ changes
     def apply(self, delta: GraphDelta) -> None:

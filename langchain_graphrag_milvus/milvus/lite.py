@@ -13,8 +13,11 @@ clients of a Lite store therefore do not send keepalive pings (the server is in-
 
 from __future__ import annotations
 
+import gc
 import logging
+import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ __all__ = [
     "is_lite",
     "acquire_lite",
     "release_lite",
+    "lite_server_running",
     "lite_filter",
 ]
 
@@ -81,25 +85,89 @@ def is_lite(uri: str) -> bool:
 
 # Milvus Lite runs one embedded server per data directory and process; stores share it.
 _lite_users: dict[str, int] = {}
+#: Per path: did a store of this package start the server (it was not running when the first one connected)?
+_lite_started: dict[str, bool] = {}
 _lite_lock = threading.Lock()
 
 
-def acquire_lite(path: str) -> None:
-    """Count one more store using Milvus Lite's embedded server for ``path``."""
+def _lite_port(path: str) -> int | None:
+    """The port of the embedded server running for ``path`` in this process (None: none, or unknown)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:  # pragma: no cover - milvus-lite is a dependency
+        return None
+    servers = getattr(server_manager_instance, "_servers", None)  # milvus-lite 3.x keeps path -> (server, db, port)
+    entry = servers.get(os.path.abspath(path)) if isinstance(servers, dict) else None
+    return int(entry[2]) if isinstance(entry, tuple) and len(entry) == 3 else None
+
+
+def lite_server_running(path: str) -> bool:
+    """True if Milvus Lite's embedded server for ``path`` runs in this process (or that cannot be told)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:  # pragma: no cover
+        return True
+    servers = getattr(server_manager_instance, "_servers", None)
+    return not isinstance(servers, dict) or os.path.abspath(path) in servers
+
+
+def acquire_lite(path: str, *, started: bool) -> None:
+    """Count one more store using Milvus Lite's embedded server for ``path``.
+
+    Args:
+        path: The absolute data path.
+        started: The server was not running before this store connected (this store started it).
+    """
     with _lite_lock:
-        _lite_users[path] = _lite_users.get(path, 0) + 1
+        users = _lite_users.get(path, 0)
+        if users == 0:
+            _lite_started[path] = started
+        _lite_users[path] = users + 1
 
 
-def release_lite(path: str) -> None:
-    """Count one store fewer; stop the embedded server when none is left."""
+def _other_clients(path: str, own: Sequence[object]) -> bool:
+    """True if a pymilvus client other than ``own`` is connected to the server of ``path`` (or unknown)."""
+    port = _lite_port(path)
+    if port is None:
+        return True
+    try:
+        from pymilvus.client.connection_manager import AsyncConnectionManager, ConnectionManager
+    except ImportError:  # pragma: no cover - pymilvus < 3
+        return True
+    address = f"127.0.0.1:{port}"
+    async_managers = getattr(AsyncConnectionManager, "_instances", {})
+    managers: list[Any] = [ConnectionManager.get_instance(), *list(async_managers.values())]
+    try:
+        connections = [m for mgr in managers for reg in (mgr._registry, mgr._dedicated) for m in list(reg.values())]
+        return any(c not in own for m in connections if m.config.address == address for c in list(m.clients))
+    except AttributeError:  # another pymilvus: assume the server is in use
+        return True
+
+
+def release_lite(path: str, own: Sequence[object] = ()) -> None:
+    """Count one store fewer; when none is left, stop the embedded server if nothing else uses it.
+
+    The server is stopped only if a store of this package started it and no other pymilvus
+    client of this process (e.g. the team's ``langchain_milvus.Milvus`` store on the same
+    ``.db``) is connected to it; otherwise it keeps running (milvus-lite stops it at exit).
+
+    Args:
+        path: The absolute data path.
+        own: The closing store's own clients (not counted as other users).
+    """
     with _lite_lock:
         users = _lite_users.get(path, 0) - 1
         if users > 0:
             _lite_users[path] = users
             return
         _lite_users.pop(path, None)
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:  # pragma: no cover - milvus-lite is a dependency
+        started = _lite_started.pop(path, False)
+    if not started:
         return
+    if _other_clients(path, own):
+        gc.collect()  # a client dropped in a reference cycle is still registered until collected
+        if _other_clients(path, own):
+            return
+    from milvus_lite.server_manager import server_manager_instance
+
     server_manager_instance.release_server(path)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pymilvus import DataType, MilvusClient
 
-from langchain_graphrag_milvus.errors import EmbeddingDimensionError, GraphRAGError
+from langchain_graphrag_milvus.errors import EmbeddingDimensionError, ForeignCollectionError, GraphRAGError
 
 __all__ = [
     "Kind",
@@ -48,7 +48,8 @@ MAX_PASSAGES_PER_RELATION = 4096
 #: Synonym links kept per entity.
 MAX_SYNONYMS = 16
 SCHEMA_VERSION = 2
-SCHEMA_TAG = f"langchain-graphrag-milvus/v{SCHEMA_VERSION}"
+_TAG_PREFIX = "langchain-graphrag-milvus/"
+SCHEMA_TAG = f"{_TAG_PREFIX}v{SCHEMA_VERSION}"
 #: Exact search by default: quality numbers are only meaningful with exact (or measured) recall.
 DEFAULT_INDEX_PARAMS: dict[str, Any] = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
 _ID_LEN = max(MAX_ID_BYTES, 64)
@@ -134,23 +135,29 @@ def check_collection(description: dict[str, Any], kind: Kind, dim: int | None, p
         The collection's vector dimension.
 
     Raises:
-        GraphRAGError: The collection was not created by this package (same name, other use).
+        ForeignCollectionError: The collection was not created by this package (same name,
+            other use), or, on Milvus Lite, it cannot be told from one of an older version.
+        GraphRAGError: The collection was created by an older version of this package (its
+            description says so: Milvus servers keep it, Milvus Lite does not).
         EmbeddingDimensionError: ``dim`` differs from the collection's.
     """
     name = description.get("collection_name", "?")
     fields = {f.get("name") for f in description.get("fields", [])}
     primary = [f.get("name") for f in description.get("fields", []) if f.get("is_primary")]
-    # Milvus Lite does not keep collection descriptions, so check the structure instead
+    # Milvus Lite does not keep collection descriptions, so check the structure
     missing = _FIELDS[kind] - fields
-    if primary == ["pk"] and {"pk", "text", "vector"} <= fields and missing:
-        raise GraphRAGError(
-            f"collection {name!r} was created by an older version of langchain-graphrag-milvus (it lacks "
-            f"{', '.join(sorted(missing))}); ingest again under another collection_prefix"
-        )
     if missing or primary != ["pk"]:
-        raise GraphRAGError(
-            f"collection {name!r} exists but was not created by langchain-graphrag-milvus "
-            f"(fields {sorted(f for f in fields if f)}); choose another collection_prefix"
+        listed = sorted(f for f in fields if f)
+        if str(description.get("description") or "").startswith(_TAG_PREFIX):
+            raise GraphRAGError(
+                f"collection {name!r} was created by an older version of langchain-graphrag-milvus (it lacks "
+                f"{', '.join(sorted(missing))}); ingest again under another collection_prefix"
+            )
+        lacks = f", lacking {', '.join(sorted(missing))}" if missing else ""
+        raise ForeignCollectionError(
+            f"collection {name!r} exists but was not created by (this version of) langchain-graphrag-milvus: "
+            f"its fields are {listed}{lacks}, e.g. another program's collection such as a langchain_milvus.Milvus "
+            "store; it is left untouched. Choose another collection_prefix"
         )
     if kind == "passages" and partition_key:
         keys = [f.get("name") for f in description.get("fields", []) if f.get("is_partition_key")]

@@ -39,6 +39,8 @@ def test_public_api_is_locked() -> None:
             "InvalidEmbeddingError",
             "LitePathError",
             "CorruptIndexError",
+            "GraphPathError",
+            "ForeignCollectionError",
             "OfflineExtractorUnavailableError",
             "create_offline_triplet_extractor",
             "Subgraph",
