@@ -120,7 +120,7 @@ def check_graph_path(path: str | os.PathLike[str], *, forbidden: Iterable[str | 
             link or a folder holding anything but this package's index files, or it is,
             contains or lies inside a ``forbidden`` path.
     """
-    target = Path(path).expanduser().absolute()
+    target = Path(os.path.abspath(Path(path).expanduser()))
     real = target.resolve()
     tmp, old = siblings(target)
     for item in forbidden:

@@ -219,13 +219,17 @@ class MilvusConnection:
             self._index_types.clear()
 
     def _create_missing(self, kinds: Sequence[Kind], dim: int, partition_key: str | None) -> list[str]:
-        """Check the collections of ``kinds`` that exist, create the others; return the created names."""
+        """Check the collections of ``kinds`` that exist, then create the others; return the created names."""
         created = []
-        for kind in kinds:
+        missing = []
+        for kind in kinds:  # every existing one is checked before any is created
             name = self.collection_name(kind)
             if self.client.has_collection(name):
                 check_collection(self.client.describe_collection(name), kind, dim, partition_key)
-                continue
+            else:
+                missing.append(kind)
+        for kind in missing:
+            name = self.collection_name(kind)
             created.append(name)
             create_collection(
                 self.client,
