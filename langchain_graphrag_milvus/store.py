@@ -106,7 +106,8 @@ class MilvusGraphStore:
         timeout: Seconds allowed for each Milvus call (and for connecting).
         graph_path: A directory where the graph index is saved after every change and
             loaded from on open (instead of reading all relations from Milvus). It records
-            a fingerprint of the Milvus data it was built from; a stale one is rebuilt.
+            a fingerprint of the data and the store's id; a stale or foreign one is rebuilt. It must
+            be missing, empty or an index saved here, apart from the Lite database (else ``GraphPathError``).
         on_stale: ``"rebuild"`` (default) or ``"error"``: raise
             :class:`~langchain_graphrag_milvus.errors.StaleIndexError` when the saved index
             does not match Milvus (:class:`~langchain_graphrag_milvus.errors.CorruptIndexError`
@@ -138,6 +139,7 @@ class MilvusGraphStore:
 
     Raises:
         TypeError: ``embedding`` is not a LangChain ``Embeddings``.
+        GraphPathError: See ``graph_path``.
     """
 
     def __init__(
@@ -267,16 +269,19 @@ class MilvusGraphStore:
         return self._connection.client
 
     def close(self) -> None:
-        """Close the clients; with Milvus Lite, stop its embedded server when no store uses it.
+        """Close the clients; with Milvus Lite, stop its embedded server if nothing else uses it.
 
-        The store can be used again afterwards (it reconnects). Stopping Milvus Lite's
-        server releases its lock on the data directory, so another process may open it;
-        it happens when the last open store of this process on that path closes.
+        It can be used again (it reconnects). The server is stopped when the last store of
+        the process on that path closes, only if one of them started it and no other client
+        uses it: a ``langchain_milvus.Milvus`` store on the same ``.db`` keeps working.
         """
         self._connection.close()
 
     def drop(self) -> None:
-        """Drop the collections this store owns and forget the graph (irreversible)."""
+        """Drop the collections this store owns and forget the graph (irreversible).
+
+        All are checked first: one that is not this package's raises ``ForeignCollectionError``.
+        """
         with self._connection.lock:
             self._connection.drop()
             self._graph_cache.forget()

@@ -199,7 +199,9 @@ class GraphCache(Generic[LinkerT]):
                 self._entity_names, self._names_table = names, (names, table)
             self._seen_generation = int(current["generation"])
             return graph
-        if isinstance(saved, dict) and saved.get("store_id") != current["store_id"]:  # a copy, or a namesake's
+        # another store's index (same prefix elsewhere, or copied with valid checksums); indexes saved before
+        # store ids existed have none: they differ from the current fingerprint and are rebuilt once as stale
+        if isinstance(saved, dict) and saved.get("store_id", current["store_id"]) != current["store_id"]:
             problem = f"was saved by another store (id {saved.get('store_id')!r}; this one is {current['store_id']!r})"
             error = StaleIndexError
         elif damage is None or (saved is not None and saved != current):  # stale first, as without the overlap
