@@ -215,7 +215,8 @@ class GraphIndex(GraphData):
         """Write the index as ``.npy`` files plus ``manifest.json`` into ``directory``.
 
         The files are written to a temporary directory first and renamed into place, so
-        a crash never leaves a half-written index behind.
+        a crash never leaves a half-written index behind. ``directory`` must be missing,
+        empty or an index saved here: else ``GraphPathError`` and nothing is written.
         """
         return persist.save(self, directory, fingerprint=fingerprint)
 
