@@ -155,9 +155,9 @@ def check_collection(description: dict[str, Any], kind: Kind, dim: int | None, p
             )
         lacks = f", lacking {', '.join(sorted(missing))}" if missing else ""
         raise ForeignCollectionError(
-            f"collection {name!r} exists but was not created by (this version of) langchain-graphrag-milvus: "
+            f"collection {name!r} exists but was not created by langchain-graphrag-milvus (this version's schema): "
             f"its fields are {listed}{lacks}, e.g. another program's collection such as a langchain_milvus.Milvus "
-            "store; it is left untouched. Choose another collection_prefix"
+            "store's; it is left untouched. Choose another collection_prefix"
         )
     if kind == "passages" and partition_key:
         keys = [f.get("name") for f in description.get("fields", []) if f.get("is_partition_key")]

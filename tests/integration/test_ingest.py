@@ -10,6 +10,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_graphrag_milvus import (
     CollectionNotFoundError,
     EmbeddingDimensionError,
+    ForeignCollectionError,
     MalformedRecordError,
     MalformedTripletError,
     MilvusGraphRetriever,
@@ -169,8 +170,12 @@ def test_embedding_dimension_mismatch(make_store, tmp_path) -> None:
 def test_foreign_collection_with_same_name_is_refused(make_store) -> None:
     store = make_store(prefix="foreign")
     store.client.create_collection("foreign_entities", dimension=16)
-    with pytest.raises(Exception, match="not created by langchain-graphrag-milvus"):
+    with pytest.raises(ForeignCollectionError, match="not created by langchain-graphrag-milvus"):
         store.add_records(nano_dataset()[:1])
+    with pytest.raises(ForeignCollectionError, match="foreign_entities"):
+        store.drop()  # nor dropped
+    assert store.client.has_collection("foreign_entities")
+    store.client.drop_collection("foreign_entities")  # its owner's clean-up
 
 
 def test_bad_constructor_arguments(make_store) -> None:
