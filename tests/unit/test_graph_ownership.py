@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from langchain_graphrag_milvus.errors import GraphPathError, GraphRAGError
 from langchain_graphrag_milvus.graph import GraphIndex, persist
@@ -138,3 +141,37 @@ def test_remove_owned_refuses_a_folder_that_is_not_ours(tmp_path: Path) -> None:
         remove_owned(folder)
     assert (folder / "report.txt").exists()
     remove_owned(tmp_path / "missing")  # nothing to do
+
+
+OUR_NAMES = ["manifest.json", "entity_keys.npy", "rel_pas_indptr.npy", "passage_blob.npy", "extra_names_text.npy"]
+NAME = st.one_of(
+    st.sampled_from(OUR_NAMES),
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1, max_size=12
+    ).filter(lambda n: n not in (".", "..", "manifest.json") and not n.endswith(".npy")),  # other files' names
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.sets(NAME, max_size=5), suffix=st.sampled_from(["", ".tmp", ".old"]))
+def test_a_save_either_refuses_and_touches_nothing_or_replaces_only_our_files(tmp_path: Path, names, suffix) -> None:
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    persist.save(small_graph(), root / "index")
+    folder = root / f"index{suffix}"
+    if suffix:
+        folder.mkdir()
+    else:
+        for entry in folder.iterdir():  # the index's own files replaced by the generated ones
+            entry.unlink()
+    for name in names:
+        (folder / name).write_bytes(b"content " + name.encode("utf-8", "surrogatepass"))
+    before = snapshot(root)
+    ours = all(n in OUR_NAMES for n in names)
+    if ours:
+        persist.save(small_graph(3), root / "index")
+        assert persist.load(root / "index").n_relations == 3
+        assert sorted(p.name for p in root.iterdir()) == ["index"]
+    else:
+        with pytest.raises(GraphPathError):
+            persist.save(small_graph(3), root / "index")
+        assert snapshot(root) == before
