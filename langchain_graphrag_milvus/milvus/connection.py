@@ -36,6 +36,7 @@ from langchain_graphrag_milvus.milvus.schema import (
     check_collection,
     create_collection,
 )
+from langchain_graphrag_milvus.milvus.write_guard import WriteLease
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -45,6 +46,8 @@ __all__ = ["MilvusConnection", "GENERATION_KEY", "index_and_search_params"]
 
 #: The collection property (on the relation collection) that counts changes to the graph's data.
 GENERATION_KEY = "graphrag.generation"
+#: Seconds a write waits for another writer of the same prefix before ``ConcurrentWriteError``.
+DEFAULT_WRITE_WAIT = 90.0
 
 
 def index_and_search_params(
@@ -124,6 +127,8 @@ class MilvusConnection:
         #: ``"auto"``, ``"flat"`` or ``"hnsw"`` (:mod:`.indexes`); explicit index parameters: ``"flat"``.
         self.index_mode = "flat"
         self._index_types: dict[Kind, str] = {}
+        #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
+        self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -201,19 +206,44 @@ class MilvusConnection:
             name = self.collection_name(kind)
             if self.client.has_collection(name):
                 check_collection(self.client.describe_collection(name), kind, dim, partition_key)
+                self._ensure_index(name)
+                continue
+            try:
+                create_collection(
+                    self.client,
+                    name,
+                    kind,
+                    dim,
+                    index_params=self.index_params,
+                    consistency_level=self.consistency_level,
+                    timeout=self.timeout,
+                    partition_key=partition_key,
+                )
+            except Exception:
+                if not self.client.has_collection(name):
+                    raise
+                # another writer created it at the same moment: check it like any existing one
+                check_collection(self.client.describe_collection(name), kind, dim, partition_key)
+                self._ensure_index(name)
                 continue
             created.append(name)
-            create_collection(
-                self.client,
-                name,
-                kind,
-                dim,
-                index_params=self.index_params,
-                consistency_level=self.consistency_level,
-                timeout=self.timeout,
-                partition_key=partition_key,
-            )
         return created
+
+    def _ensure_index(self, name: str) -> None:
+        """Give a collection of ours without a vector index (a creation or re-index cut short) its index.
+
+        A collection cannot be loaded without one; the index is this store's creation index
+        (``index="auto"`` switches it again at the next ingest if it is large enough).
+        """
+        try:
+            if self.client.list_indexes(name):
+                return
+        except Exception:  # a backend without list_indexes: nothing to repair here
+            return
+        params = self.client.prepare_index_params()
+        params.add_index(field_name="vector", **self.index_params)
+        self.client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
+        self._index_types.clear()
 
     def check_open(self) -> int:
         """Check the collections exist and are ours; return their dimension (loads them)."""
@@ -235,6 +265,7 @@ class MilvusConnection:
             if len(dims) != 1:
                 raise GraphRAGError(f"collections under {self.collection_prefix!r} disagree on dimension")
             for kind in KINDS:
+                self._ensure_index(self.collection_name(kind))
                 self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
             self.dim = dims.pop()
             return self.dim
@@ -331,6 +362,7 @@ class MilvusConnection:
 
     def set_generation(self, value: int) -> None:
         """Store a new value of the generation counter."""
+        self.lease.ensure()
         self.client.alter_collection_properties(
             self.collection_name("relations"), properties={GENERATION_KEY: str(value)}, timeout=self.timeout
         )
