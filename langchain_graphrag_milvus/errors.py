@@ -22,6 +22,7 @@ __all__ = [
     "InvalidEmbeddingError",
     "GraphPathError",
     "ForeignCollectionError",
+    "ConcurrentWriteError",
 ]
 
 
@@ -113,4 +114,15 @@ class CorruptIndexError(StaleIndexError):
     A truncated or altered file, a missing file, an invalid ``manifest.json``. Raised only
     with ``on_stale="error"``; otherwise the index is rebuilt from Milvus with a logged
     warning. The message names ``graph_path``.
+    """
+
+
+class ConcurrentWriteError(GraphRAGError, RuntimeError):
+    """Another writer holds (or took over) this store's write lease.
+
+    Writes into one collection prefix are serialized: threads of one process wait for each
+    other; a process waits for another process's write to end (its lease in Milvus) for up
+    to the store's ``write_wait`` seconds and then raises this, naming the other writer.
+    Raised in the middle of an operation only when a lease expired and another writer took
+    it over: every write can be re-run, so re-run it when the other writer is done.
     """

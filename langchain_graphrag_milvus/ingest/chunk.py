@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from langchain_core.runnables import Runnable
 
+from langchain_graphrag_milvus.errors import ConcurrentWriteError
 from langchain_graphrag_milvus.ingest.bulk import BulkLoad
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.plan import (
@@ -165,6 +166,25 @@ def _plan(
     return plan_writes(entities, relations, old_entities, old_relations)
 
 
+def _check_still_empty(ctx: IngestContext) -> None:
+    """This chunk planned on collections that did not exist: nobody may have written into them since.
+
+    From here on this write holds the store's write lease (:mod:`~langchain_graphrag_milvus.milvus.write_guard`);
+    if another writer created and filled the collections meanwhile, the plan (made without
+    reading rows) would overwrite its links: refuse before writing anything.
+
+    Raises:
+        ConcurrentWriteError: Another writer wrote into the new collections first.
+    """
+    conn = ctx.parts.connection
+    conn.lease.ensure()
+    if any(ctx.parts.reads.counts().values()):
+        raise ConcurrentWriteError(
+            f"another writer filled the new collections under prefix {conn.collection_prefix!r} at {conn.uri!r} "
+            "while this ingest was preparing its first chunk; nothing of it was written: re-run it"
+        )
+
+
 def _bump_once(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None) -> None:
     if not state.get("bumped"):
         if bulk is not None:  # the collections exist now and are empty
@@ -221,6 +241,7 @@ def ingest_chunk(
     vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None)
     if not have_collections:
         conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
+        _check_still_empty(ctx)
     _bump_once(ctx, state, bulk)
     if sorted_.changed:
         _unlink_changed(ctx, sorted_.changed, links_by_passage(relations), report)

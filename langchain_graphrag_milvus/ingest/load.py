@@ -88,7 +88,9 @@ def _collect(
         raise
     if state.get("bumped"):
         ctx.parts.graph.persist()
-        fit_indexes(ctx.parts.connection, ctx.parts.reads)  # index="auto": HNSW past the threshold
+    # index="auto": HNSW past the threshold (also when this run wrote nothing: a re-run after a
+    # switch that failed half-way finishes it)
+    fit_indexes(ctx.parts.connection, ctx.parts.reads)
     report.bulk_load = bulk is not None
     report.seconds = time.perf_counter() - started
     return report

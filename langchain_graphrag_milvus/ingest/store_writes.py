@@ -3,7 +3,9 @@
 :class:`StoreWrites` is the write side of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`
 (which forwards its methods here). Each call takes a fresh
 :class:`~langchain_graphrag_milvus.ingest.context.IngestContext` from the store, so a
-changed setting (``store.extractor = ...``) applies to the next call.
+changed setting (``store.extractor = ...``) applies to the next call, and runs under the
+store's write guard (:mod:`~langchain_graphrag_milvus.milvus.write_guard`): one writer per
+collection prefix at a time, threads and processes alike.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.milvus.write_guard import write_guard
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -35,6 +38,13 @@ class StoreWrites:
     def __init__(self, context: Callable[[], IngestContext]) -> None:
         self._context = context
 
+    def _run(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``operation(context, *args, **kwargs)`` alone on this store's data (the write guard)."""
+        context = self._context()
+        conn = context.parts.connection
+        with write_guard(conn, context.parts.graph, conn.lease):
+            return operation(context, *args, **kwargs)
+
     def add_records(
         self,
         records: Iterable[Mapping[str, Any]],
@@ -52,8 +62,10 @@ class StoreWrites:
         """
         from langchain_graphrag_milvus.ingest.load import ingest_mappings
 
-        context = self._context()
-        return ingest_mappings(context, records, strict=strict, show_progress=show_progress, extractor=extractor)
+        result: IngestReport = self._run(
+            ingest_mappings, records, strict=strict, show_progress=show_progress, extractor=extractor
+        )
+        return result
 
     def add_documents(
         self,
@@ -77,13 +89,17 @@ class StoreWrites:
 
         if isinstance(documents, (str, bytes)) or hasattr(documents, "page_content"):
             raise TypeError(f"documents must be a list of Documents, not {type(documents).__name__}")
-        context = self._context()
-        docs = (
-            split(list(documents), splitter, context.source_field, context.partition_key_field)
-            if splitter is not None
-            else documents
-        )
-        return ingest_documents(context, docs, strict=strict, show_progress=show_progress, extractor=extractor)
+
+        def run(context: IngestContext) -> IngestReport:
+            docs = (
+                split(list(documents), splitter, context.source_field, context.partition_key_field)
+                if splitter is not None
+                else documents
+            )
+            return ingest_documents(context, docs, strict=strict, show_progress=show_progress, extractor=extractor)
+
+        result: IngestReport = self._run(run)
+        return result
 
     def add_jsonl(
         self,
@@ -96,8 +112,10 @@ class StoreWrites:
         """Ingest a JSONL file of records (the format of ``musique100/passages.jsonl``)."""
         from langchain_graphrag_milvus.ingest.load import ingest_jsonl
 
-        context = self._context()
-        return ingest_jsonl(context, path, strict=strict, show_progress=show_progress, extractor=extractor)
+        result: IngestReport = self._run(
+            ingest_jsonl, path, strict=strict, show_progress=show_progress, extractor=extractor
+        )
+        return result
 
     def upsert_documents(
         self,
@@ -120,10 +138,15 @@ class StoreWrites:
         """
         from langchain_graphrag_milvus.ingest.updates import upsert_documents
 
-        context = self._context()
-        return upsert_documents(
-            context, documents, splitter=splitter, strict=strict, show_progress=show_progress, extractor=extractor
+        result: UpsertReport = self._run(
+            upsert_documents,
+            documents,
+            splitter=splitter,
+            strict=strict,
+            show_progress=show_progress,
+            extractor=extractor,
         )
+        return result
 
     def delete_documents(
         self, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
@@ -135,13 +158,15 @@ class StoreWrites:
         """
         from langchain_graphrag_milvus.ingest.updates import delete_documents
 
-        return delete_documents(self._context(), source_ids, tenant=tenant, all_tenants=all_tenants)
+        result: DeleteReport = self._run(delete_documents, source_ids, tenant=tenant, all_tenants=all_tenants)
+        return result
 
     def delete_passages(self, passage_ids: Iterable[str], *, tenant: str | None = None) -> DeleteReport:
         """Delete passages by id (only ``tenant``'s when given), and what only they supported."""
         from langchain_graphrag_milvus.ingest.updates import delete_passages
 
-        return delete_passages(self._context(), passage_ids, tenant=tenant)
+        result: DeleteReport = self._run(delete_passages, passage_ids, tenant=tenant)
+        return result
 
     def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
         """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
@@ -153,4 +178,5 @@ class StoreWrites:
         """
         from langchain_graphrag_milvus.ingest.merge import merge_entities
 
-        return merge_entities(self._context(), names, into)
+        result: MergeReport = self._run(merge_entities, names, into)
+        return result

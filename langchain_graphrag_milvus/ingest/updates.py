@@ -22,8 +22,15 @@ of another tenant are then left alone.
   chunks that disappeared are deleted, changed chunks are replaced (see ``ingest``), new
   ones added, unchanged ones left alone (and not re-embedded).
 
-Every operation can be re-run after a crash: the graph is recomputed from what Milvus
-holds, and each step is idempotent.
+Every operation can be re-run after a failure at any write and then reaches the store a
+clean run reaches (tested by injecting a failure at each Milvus write, in
+``tests/integration/test_rerun.py``): each step is idempotent, and the rows that say what is
+left to do are written last -- an ingest writes a passage row after its entities and
+relations (the passage row is the commit marker), a delete removes the passage rows after
+the relations and entities only they supported (so a re-run still finds a source's
+passages by their ``source_id``), an upsert deletes stale passages before it ingests new
+ones. A failed operation also drops the in-memory graph, which is rebuilt from Milvus on next
+use. Writes run one at a time per collection prefix (:mod:`~langchain_graphrag_milvus.milvus.write_guard`).
 """
 
 from __future__ import annotations
@@ -132,10 +139,11 @@ def delete_passages(ctx: IngestContext, passage_ids: Iterable[str], *, tenant: s
     parts.graph.bump_generation()
     touched = sorted({int(graph.relations.keys[r]) for p in known for r in graph.pas_rel.row(p).tolist()})
     after, removed = graph.remove_passages(ids)
-    # the passage rows go first: if anything below fails, a re-run finds the links in the
-    # relations (or the rebuilt graph) and finishes the job
-    delete_rows(parts, "passages", list(present))
+    # the passage rows go last: they are how a re-run finds what to delete (a source's passages
+    # are found by their rows' source_id). If anything fails before, the rows are still there
+    # and the re-run recomputes what is left of the links from the relations
     apply_graph_change(parts, after, removed, touched)
+    delete_rows(parts, "passages", list(present))
     parts.graph.persist()
     report.passages_deleted = len(present)
     report.relations_deleted = len(removed.relation_keys)

@@ -43,6 +43,7 @@ from langchain_graphrag_milvus.milvus.schema import (
     check_collection,
     create_collection,
 )
+from langchain_graphrag_milvus.milvus.write_guard import WriteLease
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -55,6 +56,8 @@ GENERATION_KEY = "graphrag.generation"
 #: The collection property (on the relation collection) naming the store: a uuid4 hex set when the
 #: collections are created (collections of older versions get one on first use, :meth:`MilvusConnection.identity`).
 STORE_ID_KEY = "graphrag.store_id"
+#: Seconds a write waits for another writer of the same prefix before ``ConcurrentWriteError``.
+DEFAULT_WRITE_WAIT = 90.0
 
 
 def index_and_search_params(
@@ -134,6 +137,8 @@ class MilvusConnection:
         #: ``"auto"``, ``"flat"`` or ``"hnsw"`` (:mod:`.indexes`); explicit index parameters: ``"flat"``.
         self.index_mode = "flat"
         self._index_types: dict[Kind, str] = {}
+        #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
+        self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -220,7 +225,6 @@ class MilvusConnection:
 
     def _create_missing(self, kinds: Sequence[Kind], dim: int, partition_key: str | None) -> list[str]:
         """Check the collections of ``kinds`` that exist, then create the others; return the created names."""
-        created = []
         missing = []
         for kind in kinds:  # every existing one is checked before any is created
             name = self.collection_name(kind)
@@ -228,25 +232,53 @@ class MilvusConnection:
                 check_collection(self.client.describe_collection(name), kind, dim, partition_key)
             else:
                 missing.append(kind)
+        for kind in kinds:
+            if kind not in missing:
+                self._ensure_index(self.collection_name(kind))
+        created = []
         for kind in missing:
             name = self.collection_name(kind)
-            created.append(name)
-            create_collection(
-                self.client,
-                name,
-                kind,
-                dim,
-                index_params=self.index_params,
-                consistency_level=self.consistency_level,
-                timeout=self.timeout,
-                partition_key=partition_key,
-            )
+            try:
+                create_collection(
+                    self.client,
+                    name,
+                    kind,
+                    dim,
+                    index_params=self.index_params,
+                    consistency_level=self.consistency_level,
+                    timeout=self.timeout,
+                    partition_key=partition_key,
+                )
+            except Exception:
+                if not self.client.has_collection(name):
+                    raise
+                # another writer created it at the same moment: check it like any existing one
+                check_collection(self.client.describe_collection(name), kind, dim, partition_key)
+                self._ensure_index(name)
+                continue
             if kind == "relations":  # the store's identity is born with its collections
                 self._set_properties(name, {STORE_ID_KEY: uuid.uuid4().hex})
+            created.append(name)
         return created
 
     def _set_properties(self, name: str, properties: dict[str, str]) -> None:
         self.client.alter_collection_properties(name, properties=properties, timeout=self.timeout)
+
+    def _ensure_index(self, name: str) -> None:
+        """Give a collection of ours without a vector index (a creation or re-index cut short) its index.
+
+        A collection cannot be loaded without one; the index is this store's creation index
+        (``index="auto"`` switches it again at the next ingest if it is large enough).
+        """
+        try:
+            if self.client.list_indexes(name):
+                return
+        except Exception:  # a backend without list_indexes: nothing to repair here
+            return
+        params = self.client.prepare_index_params()
+        params.add_index(field_name="vector", **self.index_params)
+        self.client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
+        self._index_types.clear()
 
     def check_open(self) -> int:
         """Check the collections exist and are ours; return their dimension (loads them)."""
@@ -268,6 +300,7 @@ class MilvusConnection:
             if len(dims) != 1:
                 raise GraphRAGError(f"collections under {self.collection_prefix!r} disagree on dimension")
             for kind in KINDS:
+                self._ensure_index(self.collection_name(kind))
                 self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
             self.dim = dims.pop()
             return self.dim
@@ -399,6 +432,7 @@ class MilvusConnection:
 
     def set_generation(self, value: int) -> None:
         """Store a new value of the generation counter."""
+        self.lease.ensure()
         self.client.alter_collection_properties(
             self.collection_name("relations"), properties={GENERATION_KEY: str(value)}, timeout=self.timeout
         )

@@ -97,6 +97,8 @@ class GraphCache(Generic[LinkerT]):
         self._names_table: tuple[dict[str, str], NameTable] | None = None
         self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
         self._pending: PendingFold | None = None
+        #: How many times this cache bumped the generation (a write changed Milvus).
+        self.bumps = 0
         #: Key ranges read at once by a rebuild (:mod:`.graph_read`); 1 on Milvus Lite.
         self.rebuild_parallel = 1 if is_lite(connection.uri) else REBUILD_PARALLEL
 
@@ -286,6 +288,7 @@ class GraphCache(Generic[LinkerT]):
         """
         current = self.connection.generation()
         value = current + 1
+        self.bumps += 1
         self.connection.set_generation(value)
         if self._seen_generation == current:
             self._seen_generation = value

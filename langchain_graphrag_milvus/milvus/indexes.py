@@ -71,9 +71,16 @@ def fit_indexes(connection: MilvusConnection, reads: MilvusReads, threshold: int
 
 
 def switch_index(connection: MilvusConnection, kind: Kind, index: Mapping[str, Any]) -> None:
-    """Replace the vector index of one collection: release, drop the index, build the new one, load."""
+    """Replace the vector index of one collection: release, drop the index, build the new one, load.
+
+    Re-runnable: the connection forgets that its collections are open first, so the next use
+    after a failure at any step checks them again, gives a collection left without an index
+    its creation index and loads it (``MilvusConnection.check_open``); the next ingest then
+    switches it again.
+    """
     client, name, timeout = connection.client, connection.collection_name(kind), connection.timeout
     with connection.lock:
+        connection.dim = None
         client.release_collection(name, timeout=timeout)
         client.drop_index(name, "vector", timeout=timeout)
         params = client.prepare_index_params()

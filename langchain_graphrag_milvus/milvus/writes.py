@@ -64,6 +64,7 @@ def write_rows(parts: StoreParts, kind: Kind, rows: list[dict[str, Any]], existi
     if not rows:
         return
     conn, size = parts.connection, parts.batch_size
+    conn.lease.ensure()  # this operation still holds the write lease (milvus/write_guard.py)
     existing = set(existing)
     name = conn.collection_name(kind)
     new = [r for r in rows if r["pk"] not in existing]
@@ -86,6 +87,7 @@ def delete_rows(parts: StoreParts, kind: Kind, ids: Sequence[str]) -> None:
     if not ids:
         return
     conn = parts.connection
+    conn.lease.ensure()
     for i in range(0, len(ids), _DELETE_CHUNK):
         conn.client.delete(
             conn.collection_name(kind), filter=expr.in_list("pk", ids[i : i + _DELETE_CHUNK]), timeout=conn.timeout
@@ -102,6 +104,9 @@ def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedIte
         removed: What disappeared (relations, entities, passages left empty).
         touched: Keys of relations that lost some passage links (survivors are rewritten
             with their new passage list, the others deleted).
+
+    Write order, so that a re-run after a failure at any write completes the change: survivors
+    rewritten, then the entities left without relations deleted, then the relations.
     """
     gone = {int(k) for k in removed.relation_keys.tolist()}
     survivors = [int(k) for k in dict.fromkeys(touched) if int(k) not in gone]
@@ -115,6 +120,9 @@ def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedIte
             if rid in rows  # else already gone in Milvus (a crashed run got this far)
         ]
         write_rows(parts, "relations", updated, [r["pk"] for r in updated])
-    delete_rows(parts, "relations", [key_to_id(k) for k in removed.relation_keys.tolist()])
+    # entities before relations: a relation row left by a crash still names its entities, so the
+    # graph rebuilt from the relations finds them and a re-run deletes both (the reverse order
+    # would leave entity rows that no relation names, which no re-run could find)
     delete_rows(parts, "entities", [key_to_id(k) for k in removed.entity_keys.tolist()])
+    delete_rows(parts, "relations", [key_to_id(k) for k in removed.relation_keys.tolist()])
     parts.graph.replace(after, removed_entities=[key_to_id(k) for k in removed.entity_keys.tolist()])
