@@ -20,7 +20,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
-from langchain_graphrag_milvus.errors import CorruptIndexError, StaleIndexError
+from langchain_graphrag_milvus.errors import CorruptIndexError, GraphPathError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView, persist
 from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
@@ -242,7 +242,12 @@ class GraphCache(Generic[LinkerT]):
         return graph
 
     def _save(self, graph: GraphIndex, fingerprint: dict[str, Any]) -> None:
-        """Save the index under ``graph_path``; a failure is a warning (the index is derived data)."""
+        """Save the index under ``graph_path``; a failure is a warning (the index is derived data).
+
+        So is a path that stopped being ours after construction (someone put files in it):
+        ``persist.save`` refuses it before writing anything (:class:`GraphPathError`), the
+        files stay, and the store keeps working without a saved index.
+        """
         assert self.graph_path is not None
         names = self._entity_names
         extra = None
@@ -252,7 +257,7 @@ class GraphCache(Generic[LinkerT]):
             extra = {_NAMES + k: v for k, v in table.arrays().items()}
         try:
             persist.save(graph, self.graph_path, fingerprint=fingerprint, extra=extra)
-        except OSError as exc:
+        except (OSError, GraphPathError) as exc:
             logger.warning("cannot save the graph index to graph_path=%r (%s)", str(self.graph_path), exc)
 
     @staticmethod

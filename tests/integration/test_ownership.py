@@ -66,19 +66,21 @@ def test_a_folder_of_the_users_files_is_refused_before_anything_is_written(make_
     assert not probe.exists()  # no collection created either
 
 
-def test_files_added_to_graph_path_later_are_kept_and_the_save_refused(make_store, tmp_path) -> None:
+def test_files_added_to_graph_path_later_are_kept_and_the_save_skipped(make_store, tmp_path, caplog) -> None:
     graph_path = tmp_path / "index"
     store = make_store(LexicalEmbeddings(), graph_path=graph_path)
     store.add_records(records("a"))
     persist.verify(graph_path)
     (graph_path / "notes.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(GraphPathError, match="notes.txt"):
-        store.add_records(
-            [{"passage": "Gina Gray met Alice Archer.", "triplets": [["Gina Gray", "met", "Alice Archer"]]}]
-        )
-    assert (graph_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+    before = snapshot(graph_path)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        store.add_records([{"passage": "Gina Gray met Alice.", "triplets": [["Gina Gray", "met", "Alice Archer"]]}])
+    assert "cannot save the graph index" in caplog.text and "notes.txt" in caplog.text
+    assert snapshot(graph_path) == before  # the save refused before writing: nothing deleted, renamed or added
     assert not (tmp_path / "index.old").exists() and not (tmp_path / "index.tmp").exists()
     assert "Gina Gray" in names(store)  # the write itself is in Milvus and in the graph
+    with pytest.raises(GraphPathError, match="notes.txt"):  # a new store is refused at construction
+        make_store(LexicalEmbeddings(), prefix=store.collection_prefix, graph_path=graph_path)
 
 
 @pytest.mark.parametrize("where", ["parent", "inside", "itself"])
