@@ -24,6 +24,11 @@ and either way the source keeps its old version. An operation that raises a ``Gr
 must leave the store unchanged, and may only do so for input that is invalid by those rules (an
 id over the byte limit, an id in another source's chunk form).
 
+A rule arms a failure for the next write operation: its ``at``-th Milvus write (insert, upsert,
+delete, index calls) fails before or after it is applied, and the operation is re-run -- by the
+same store, or by a new store on the same collections (a restarted application). The store must
+then equal the model exactly as if nothing had failed.
+
 Profiles (``STORE_MODEL_PROFILE``): ``ci`` (default; fixed seed, a few short runs per
 backend) and ``long`` (random; ``STORE_MODEL_EXAMPLES`` runs of up to 25 steps per backend;
 ``python benchmarks/store_model_long.py`` or ``make model-test-long``). With
@@ -62,6 +67,7 @@ from langchain_graphrag_milvus.errors import GraphRAGError
 
 from ..conftest import BACKENDS
 from ..fakes import LexicalEmbeddings
+from ..faults import FailAt, InjectedFailure
 
 PROFILE = os.environ.get("STORE_MODEL_PROFILE", "ci")
 settings.register_profile(
@@ -198,16 +204,20 @@ class StoreModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.store = MilvusGraphStore(
-            LexicalEmbeddings(64),
-            uri=self.uri,
-            collection_prefix=f"model{uuid.uuid4().hex[:10]}",
-            partition_key_field="tenant",
-            consistency_level="Strong",
-        )
+        self.store = self._open(f"model{uuid.uuid4().hex[:10]}")
+        self.armed: tuple[int, bool, bool] | None = None
         self.known: dict[str, Row] = {}  # passages whose id the model knows
         self.auto: dict[tuple[str, tuple[tuple[str, Any], ...]], Row] = {}  # generated ids: (text, meta)
         type(self).stats["runs"] += 1
+
+    def _open(self, prefix: str) -> MilvusGraphStore:
+        return MilvusGraphStore(
+            LexicalEmbeddings(64),
+            uri=self.uri,
+            collection_prefix=prefix,
+            partition_key_field="tenant",
+            consistency_level="Strong",
+        )
 
     def teardown(self) -> None:
         try:
@@ -243,11 +253,41 @@ class StoreModel(RuleBasedStateMachine):
             source = meta.get("source", AUTO)
             self.auto[(doc.page_content, _freeze(meta))] = Row(doc.page_content, _freeze(meta), source, trips)  # type: ignore[arg-type]
 
+    @rule(at=st.integers(1, 12), after=st.booleans(), fresh=st.booleans())
+    def arm_failure(self, at: int, after: bool, fresh: bool) -> None:
+        """The next write operation fails at its ``at``-th Milvus write (before or ``after`` it is applied).
+
+        It is then run again -- by a new store on the same collections when ``fresh`` (an
+        application restarted after a crash) -- and the store must equal the model as if the
+        failure had not happened.
+        """
+        self.armed = (at, after, fresh)
+
+    def _interrupted(self, operation: Any) -> None:
+        """Run ``operation`` with the armed failure; if it was hit, re-run it (maybe from a new store)."""
+        at, after, fresh = self.armed or (0, False, False)
+        self.armed = None
+        fail = FailAt(self.store, at, after=after)
+        try:
+            operation()
+            return
+        except InjectedFailure:
+            type(self).stats["interrupted"] += 1
+        finally:
+            fail.detach()
+        if fresh:
+            old, self.store = self.store, self._open(self.store.collection_prefix)
+            old.close()
+        operation()
+
     def _apply(self, operation: Any, invalid: bool, update: Any) -> None:
         """Run ``operation``; on success apply ``update`` to the model, on a typed error expect no change."""
         type(self).stats["steps"] += 1
         try:
-            operation()
+            if self.armed is not None:
+                self._interrupted(operation)
+            else:
+                operation()
         except GraphRAGError as exc:
             assert invalid, f"a valid operation was refused: {short(exc)}"
             type(self).stats["refused"] += 1
