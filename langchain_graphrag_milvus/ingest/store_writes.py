@@ -143,14 +143,18 @@ class StoreWrites:
 
         return delete_passages(self._context(), passage_ids, tenant=tenant)
 
-    def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
+    def merge_entities(
+        self, names: Iterable[str], *, into: str, tenant: str | None = None, all_tenants: bool = False
+    ) -> MergeReport:
         """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
 
         Relations naming a merged entity are rewritten to name ``into`` (joining an equal
         relation if there is one), the merged entity rows are deleted, and the graph index
         is updated in place. Crash-safe and re-runnable; see
-        :mod:`~langchain_graphrag_milvus.ingest.merge`.
+        :mod:`~langchain_graphrag_milvus.ingest.merge`. With ``partition_key_field`` pass
+        ``tenant="..."`` (only that tenant's entities change) or ``all_tenants=True``;
+        otherwise ``ValueError``.
         """
         from langchain_graphrag_milvus.ingest.merge import merge_entities
 
-        return merge_entities(self._context(), names, into)
+        return merge_entities(self._context(), names, into, tenant=tenant, all_tenants=all_tenants)
