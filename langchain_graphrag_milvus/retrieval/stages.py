@@ -126,9 +126,9 @@ def _candidates(
 
 
 def allowed(lookup: Any, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
-    """The hits whose graph index the mask allows (unknown ids are dropped too)."""
+    """Hits the mask allows (unknown ids dropped); equal scores by id (Milvus' storage order varies)."""
     idx = _graph_indices(lookup, [h.id for h in hits])
-    return [h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]]
+    return sorted((h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]), key=lambda h: (-h.score, h.id))
 
 
 def search_in_view(
