@@ -30,7 +30,7 @@ tenants = st.one_of(
 names = st.text(min_size=1, max_size=16).filter(lambda n: entity_key(n) != "")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(t1=tenants, t2=tenants, n1=names, n2=names)
 def test_ids_of_two_tenants_never_meet(t1: str, t2: str, n1: str, n2: str) -> None:
     same = t1 == t2 and entity_key(n1) == entity_key(n2)
@@ -41,7 +41,7 @@ def test_ids_of_two_tenants_never_meet(t1: str, t2: str, n1: str, n2: str) -> No
     assert relation_id(n1, "r", n2, t1) != entity_id(n1, t1)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(t1=tenants, t2=tenants)
 def test_the_tenant_scope_is_fixed_length_hex(t1: str, t2: str) -> None:
     # a fixed-length hex part: the hashed input (kind, scope, key...) is unambiguous for any tenant
