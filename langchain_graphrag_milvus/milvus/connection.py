@@ -42,12 +42,17 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_milvus import Milvus
 
-__all__ = ["MilvusConnection", "GENERATION_KEY", "index_and_search_params"]
+__all__ = ["MilvusConnection", "GENERATION_KEY", "TENANT_ROWS_KEY", "index_and_search_params"]
+
+logger = logging.getLogger("langchain_graphrag_milvus")
 
 #: The collection property (on the relation collection) that counts changes to the graph's data.
 GENERATION_KEY = "graphrag.generation"
 #: Seconds a write waits for another writer of the same prefix before ``ConcurrentWriteError``.
 DEFAULT_WRITE_WAIT = 90.0
+#: The collection property (on the relation collection, set at creation) of a partitioned store whose
+#: entity and relation rows are kept per tenant (their ids hash the tenant); absent: rows shared.
+TENANT_ROWS_KEY = "graphrag.tenant_rows"
 
 
 def index_and_search_params(
@@ -129,6 +134,7 @@ class MilvusConnection:
         self._index_types: dict[Kind, str] = {}
         #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
         self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
+        self._tenant_rows: bool | None = None
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -218,6 +224,7 @@ class MilvusConnection:
                     consistency_level=self.consistency_level,
                     timeout=self.timeout,
                     partition_key=partition_key,
+                    properties={TENANT_ROWS_KEY: "1"} if partition_key and kind == "relations" else None,
                 )
             except Exception:
                 if not self.client.has_collection(name):
@@ -244,6 +251,34 @@ class MilvusConnection:
         params.add_index(field_name="vector", **self.index_params)
         self.client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
         self._index_types.clear()
+
+    def tenant_rows(self) -> bool:
+        """True if entity and relation rows are kept per tenant (their ids hash the tenant).
+
+        Only a store with a partition key keeps them so, and only if it was created with
+        the :data:`TENANT_ROWS_KEY` property (this version creates it so); a partitioned
+        store created by an earlier version shares its rows between tenants and keeps
+        working that way, with a warning. Without collections yet: True (they will be
+        created with the property).
+        """
+        if self.partition_key_field is None:
+            return False
+        known = self._tenant_rows
+        if known is not None:
+            return known
+        name = self.collection_name("relations")
+        if not self.client.has_collection(name):
+            return True
+        props = self.client.describe_collection(name).get("properties") or {}
+        known = self._tenant_rows = props.get(TENANT_ROWS_KEY) == "1"
+        if not known:
+            logger.warning(
+                "collections under prefix %r were created by an earlier version: their entity and relation rows "
+                "are shared between tenants (one tenant's spelling, merges and deletes of a shared name show in "
+                "the others' views). Re-ingest into a new collection_prefix to keep them per tenant",
+                self.collection_prefix,
+            )
+        return known
 
     def check_open(self) -> int:
         """Check the collections exist and are ours; return their dimension (loads them)."""
@@ -285,6 +320,7 @@ class MilvusConnection:
             self._vector_stores.clear()
             self.dim = None
             self._index_types.clear()
+            self._tenant_rows = None
 
     def vector_store(self, kind: Kind, embedding: Embeddings, search_params: Mapping[str, Any]) -> Milvus:
         """The collection of ``kind`` as a ``langchain_milvus.Milvus`` vector store (cached until close)."""

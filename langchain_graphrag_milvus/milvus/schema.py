@@ -103,13 +103,15 @@ def create_collection(
     consistency_level: str,
     timeout: float | None,
     partition_key: str | None = None,
+    properties: dict[str, str] | None = None,
 ) -> None:
-    """Create, index and load one collection."""
+    """Create, index and load one collection (with these collection ``properties``, if given)."""
     client.create_collection(
         collection_name=name,
         schema=_schema(client, kind, dim, partition_key),
         consistency_level=consistency_level,
         timeout=timeout,
+        **({"properties": dict(properties)} if properties else {}),
     )
     params = client.prepare_index_params()
     params.add_index(field_name="vector", **index_params)

@@ -5,7 +5,8 @@ sources and metadata values (quotes, backslashes, brackets, ``or`` clauses, ``pk
 newlines, unicode, very long strings) for two tenants (one of them hostile), on a store with
 ``partition_key_field="tenant"``. After every step the store must equal the model: every
 passage row (id, text, tenant, metadata, source), every relation (which passages support
-it) and every entity; nothing else added, changed or deleted. Retrieval steps check that a
+it, one row per tenant) and every entity (one row per tenant and name); nothing else added,
+changed or deleted. Retrieval steps check that a
 filtered naive or graph retriever (sync or async) returns only passages of that tenant (or
 with that metadata value), exactly as the model holds them, and as many as it should.
 
@@ -498,31 +499,45 @@ class StoreModel(RuleBasedStateMachine):
         self._check_graph(rows)
 
     def _check_graph(self, rows: dict[str, Row]) -> None:
-        """Relations and entities are exactly those the model's passages state."""
+        """Relations and entities are exactly those the model's passages state, each tenant's its own rows.
+
+        The store keeps entity and relation rows per tenant: one relation row per (tenant,
+        triple), all its passages that tenant's; one entity row per (tenant, name).
+        """
         key_of = {pk: (pk if pk in self.known else (r.text, r.meta)) for pk, r in rows.items()}
-        want: dict[tuple[str, str, str], set[Any]] = {}
+        tenant_of: dict[Any, Any] = {}
+        want: dict[tuple[Any, str, str, str], set[Any]] = {}
         for key, row in [*self.known.items(), *self.auto.items()]:
+            tenant_of[key] = dict(row.meta).get("tenant")
             for s, p, o in row.triplets:
-                want.setdefault((s, p, o), set()).add(key)
-        got: dict[tuple[str, str, str], set[Any]] = {}
+                want.setdefault((tenant_of[key], s, p, o), set()).add(key)
+        got: dict[tuple[Any, str, str, str], set[Any]] = {}
         if self.store.exists():
             c, name = self.store.client, self.store.collection_name
             ents = {
                 e["pk"]: e["text"]
                 for e in c.query(name("entities"), filter='pk != ""', output_fields=["text"], limit=16_384)
             }
+            ent_tenants: dict[str, set[Any]] = {}
             for r in c.query(
                 name("relations"),
                 filter='pk != ""',
                 output_fields=["subject_id", "predicate", "object_id", "passage_ids"],
                 limit=16_384,
             ):
-                triple = (ents.get(r["subject_id"], "?"), r["predicate"], ents.get(r["object_id"], "?"))
+                keys = {key_of.get(p, ("missing passage", p)) for p in r["passage_ids"]}
+                tenants = {tenant_of.get(k) for k in keys}
+                assert len(tenants) == 1, f"relation {r['pk']} links passages of tenants {tenants}"
+                tenant = tenants.pop()
+                for eid in (r["subject_id"], r["object_id"]):
+                    ent_tenants.setdefault(eid, set()).add(tenant)
+                triple = (tenant, ents.get(r["subject_id"], "?"), r["predicate"], ents.get(r["object_id"], "?"))
                 assert triple not in got, f"relation {triple} stored twice"
-                got[triple] = {key_of.get(p, ("missing passage", p)) for p in r["passage_ids"]}
-            names = set(ents.values())
-            assert len(names) == len(ents), "an entity name is stored twice"
-            assert names == {n for s, _, o in want for n in (s, o)}, "entities differ from the model's"
+                got[triple] = keys
+            assert all(len(t) == 1 for t in ent_tenants.values()), "an entity row serves two tenants"
+            names = {(next(iter(ent_tenants.get(eid, {None}))), text) for eid, text in ents.items()}
+            assert len(names) == len(ents), "an entity name is stored twice in one tenant"
+            assert names == {(t, n) for t, s, _, o in want for n in (s, o)}, "entities differ from the model's"
         assert got == want, f"relations differ: store {short(got)}, model {short(want)}"
 
 
