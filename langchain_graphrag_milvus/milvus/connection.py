@@ -35,6 +35,7 @@ from langchain_graphrag_milvus.milvus.schema import (
     Kind,
     check_collection,
     create_collection,
+    ensure_vector_index,
 )
 from langchain_graphrag_milvus.milvus.write_guard import WriteLease
 
@@ -237,20 +238,9 @@ class MilvusConnection:
         return created
 
     def _ensure_index(self, name: str) -> None:
-        """Give a collection of ours without a vector index (a creation or re-index cut short) its index.
-
-        A collection cannot be loaded without one; the index is this store's creation index
-        (``index="auto"`` switches it again at the next ingest if it is large enough).
-        """
-        try:
-            if self.client.list_indexes(name):
-                return
-        except Exception:  # a backend without list_indexes: nothing to repair here
-            return
-        params = self.client.prepare_index_params()
-        params.add_index(field_name="vector", **self.index_params)
-        self.client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
-        self._index_types.clear()
+        """A collection of ours left without a vector index (a creation or re-index cut short) gets it back."""
+        if ensure_vector_index(self.client, name, self.index_params):
+            self._index_types.clear()
 
     def tenant_rows(self) -> bool:
         """True if entity and relation rows are kept per tenant (their ids hash the tenant).
