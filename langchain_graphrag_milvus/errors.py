@@ -20,6 +20,7 @@ __all__ = [
     "CorruptIndexError",
     "InvalidIdError",
     "InvalidEmbeddingError",
+    "ExtractionCacheError",
 ]
 
 
@@ -92,4 +93,13 @@ class CorruptIndexError(StaleIndexError):
     A truncated or altered file, a missing file, an invalid ``manifest.json``. Raised only
     with ``on_stale="error"``; otherwise the index is rebuilt from Milvus with a logged
     warning. The message names ``graph_path``.
+    """
+
+
+class ExtractionCacheError(GraphRAGError, ValueError):
+    """An ``extraction_cache`` file is not a triplet cache of this package, or was altered.
+
+    Another program's sqlite database, a file that is not sqlite at all, a truncated file
+    or an entry that is not a JSON list. The message names the file; nothing is written
+    into it.
     """

@@ -14,7 +14,7 @@ stays valid JSON that decodes to the original strings.
 
 Example:
     >>> terminal_text("red \x1b[31malert\x1b[0m\r")
-    'red \\x1b[31malert\\x1b[0m\\r'
+    'red \\x1b[31malert\\x1b[0m\\x0d'
     >>> terminal_text("two\nlines", newlines=True)
     'two\nlines'
 """

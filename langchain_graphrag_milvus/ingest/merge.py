@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_graphrag_milvus.errors import MalformedRecordError
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.records import check_entity_name
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
@@ -87,8 +88,9 @@ def merge_entities(ctx: IngestContext, names: Iterable[str], into: str) -> Merge
         into: The entity that remains.
 
     Raises:
-        MalformedRecordError: A name is empty or not a string.
+        MalformedRecordError: A name is empty or not a string; ``into`` is too long.
     """
+    check_entity_name(into, "into")  # before any read or write
     target = _name(into, "into")
     if isinstance(names, str):
         raise TypeError("names must be a list of entity names, not a string")
