@@ -58,7 +58,10 @@ def cli_store(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> I
 
 def _api_store(options: list[str], **kwargs: object) -> MilvusGraphStore:
     return MilvusGraphStore(
-        DeterministicFakeEmbedding(size=64), uri=options[1], collection_prefix=options[3], **kwargs  # type: ignore[arg-type]
+        DeterministicFakeEmbedding(size=64),
+        uri=options[1],
+        collection_prefix=options[3],
+        **kwargs,  # type: ignore[arg-type]
     )
 
 
