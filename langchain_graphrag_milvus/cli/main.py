@@ -193,4 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, GraphRAGError):
             _log(f"error: {exc}")
             return 1
+        if type(exc).__module__.startswith("pymilvus"):  # one line, never a traceback of Milvus internals
+            _log(f"error: Milvus: {exc}")
+            return 1
         raise
