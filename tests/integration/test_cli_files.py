@@ -193,3 +193,16 @@ def test_links_and_escape_sequences(tmp_path: Path, cli_store: list[str], capsys
     for line in (out + err).splitlines():
         assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in line), repr(line)
     assert _sources(capsys, cli_store) == [source_key(docs / "title\x1b]0;owned\x07.txt")]
+    # what an earlier version ingested through the link that leaves the folder goes with --sync
+    store = _api_store(cli_store)
+    try:
+        leaked = source_key(docs / "leak.txt")
+        store.add_documents(
+            [Document(page_content="a secret outside the folder", metadata={"source": leaked, "source_id": leaked})]
+        )
+    finally:
+        store.close()
+    assert leaked in _sources(capsys, cli_store)
+    synced = run_json(capsys, "ingest", str(docs), "--sync", *fast)
+    assert synced["deleted"] == [leaked] and synced["outside_links"] == [leaked]  # type: ignore[index]
+    assert _sources(capsys, cli_store) == [source_key(docs / "title\x1b]0;owned\x07.txt")]

@@ -205,3 +205,29 @@ def test_summary_and_errors_are_escaped(capsys: pytest.CaptureFixture[str]) -> N
     for line in (out + err).splitlines():
         assert not any(_unsafe(c) for c in line)
     assert "\\x1b]0;owned\\x07.txt" in out and "\\x9b2J" in out and "\\ud800" in err
+
+
+@given(
+    st.text(alphabet=st.characters(codec=None), max_size=80),
+    st.text(alphabet=st.characters(codec=None), max_size=40),
+    st.lists(st.text(alphabet=st.characters(codec=None), max_size=30), max_size=3),
+)
+def test_printed_query_rows_and_summaries_hold_no_control_characters(
+    text: str, source: str, relations: list[str]
+) -> None:
+    import contextlib
+    import io
+
+    from langchain_graphrag_milvus.cli.ingest import IngestSummary
+    from langchain_graphrag_milvus.cli.output import emit
+    from langchain_graphrag_milvus.cli.query import _print_row
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        _print_row({"rank": 1, "score": 0.5, "source": source, "text": text, "relations": relations})
+        _print_row({"rank": 2, "source": source, "text": text, "path": True})
+        summary = IngestSummary(skipped=[(source, text)], cleared=[(text, source)], deleted=[source], tenant=text)
+        emit(summary.text())
+        emit(terminal_json({"skipped": summary.skipped}))
+    for line in buffer.getvalue().split("\n"):
+        assert not any(_unsafe(c) for c in line), repr(line)
