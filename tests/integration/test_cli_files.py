@@ -206,3 +206,23 @@ def test_links_and_escape_sequences(tmp_path: Path, cli_store: list[str], capsys
     synced = run_json(capsys, "ingest", str(docs), "--sync", *fast)
     assert synced["deleted"] == [leaked] and synced["outside_links"] == [leaked]  # type: ignore[index]
     assert _sources(capsys, cli_store) == [source_key(docs / "title\x1b]0;owned\x07.txt")]
+
+
+def test_tenant_on_a_new_store_creates_it_partitioned(
+    tmp_path: Path, cli_store: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "x.txt").write_text("some text of tenant a")
+    fast = ["--extractor", "none", *cli_store]
+    summary = run_json(capsys, "ingest", str(tmp_path / "x.txt"), "--tenant", "a", *fast)
+    assert summary["files_ingested"] == 1 and summary["tenant"] == "a"  # type: ignore[index]
+    store = _api_store(cli_store)
+    try:
+        from langchain_graphrag_milvus.cli.tenancy import existing_partition_key
+
+        assert existing_partition_key(store) == "tenant"
+    finally:
+        store.close()
+    code, _, err = run_cli(capsys, "ingest", str(tmp_path / "x.txt"), *fast)
+    assert code == 2 and "--tenant" in err
+    assert _sources(capsys, cli_store, "--tenant", "b") == []
+    assert _sources(capsys, cli_store, "--tenant", "a") == [source_key(tmp_path / "x.txt")]
