@@ -72,18 +72,21 @@ def is_within(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
-def _spec(patterns: Sequence[str] | None) -> Any:
+def _spec(patterns: Sequence[str] | None, option: str) -> Any:
     if not patterns:
         return None
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+    except Exception as exc:  # pathspec's pattern errors: a usage error naming the option
+        raise ValueError(f"{option}: not a valid .gitignore pattern ({exc})") from None
 
 
 class _Walk:
     def __init__(self, roots: Sequence[Path], include: Sequence[str] | None, exclude: Sequence[str]) -> None:
         self.resolved_roots = [r.resolve() for r in roots]
-        self.include, self.exclude = _spec(include), _spec(exclude)
+        self.include, self.exclude = _spec(include, "--include"), _spec(exclude, "--exclude")
         self.found = FoundFiles()
         self.by_target: dict[Path, list[Path]] = {}
 
@@ -113,7 +116,10 @@ class _Walk:
         self.by_target.setdefault(target, []).append(path)
 
     def walk(self, root: Path) -> None:
-        for folder, dirs, names in os.walk(root):
+        def unlisted(error: OSError) -> None:  # a folder that cannot be listed is named, never fatal
+            self.skip(error.filename or root, f"folder cannot be read ({error.strerror or error})")
+
+        for folder, dirs, names in os.walk(root, onerror=unlisted):
             base = Path(folder)
             kept = []
             for name in sorted(dirs):

@@ -91,6 +91,23 @@ def test_include_exclude_follow_gitignore(
     assert _names(find_files([tmp_path], include=include, exclude=exclude), tmp_path) == expected
 
 
+def test_an_invalid_pattern_is_a_usage_error_naming_the_option(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="--exclude: not a valid .gitignore pattern"):
+        find_files([tmp_path], exclude=["!"])
+    with pytest.raises(ValueError, match="--include"):
+        find_files([tmp_path], include=["\\"])
+
+
+def test_fifos_are_skipped_not_read(tmp_path: Path) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "pipe.txt")
+    (tmp_path / "a.txt").write_text("a")
+    found = find_files([tmp_path])
+    assert [Path(f.source).name for f in found.files] == ["a.txt"]
+    assert dict(found.skipped)[source_key(tmp_path / "pipe.txt")] == "not a regular file"
+
+
 # ---------------------------------------------------------------------------- undecodable names
 
 
