@@ -102,15 +102,25 @@ def require_openai_key(option: str) -> None:
 
 
 def open_store(
-    args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None, reader: bool = False
+    args: argparse.Namespace,
+    *,
+    extractor: Runnable[Any, Any] | None = None,
+    reader: bool = False,
+    partition_key_field: str | None = None,
 ) -> MilvusGraphStore:
     """A store from the command-line options (nothing is contacted yet).
 
     ``reader=True`` (query, export, stats): reads are ``"Strong"``, so a command sees what
     the previous command (another process) wrote, also on a server; ingest keeps the
     store's default for the collections it creates.
+
+    Raises:
+        ValueError: ``--graph-path`` is the working folder or contains it.
     """
+    from langchain_graphrag_milvus.cli.tenancy import check_graph_path
     from langchain_graphrag_milvus.store import MilvusGraphStore
+
+    check_graph_path(args.graph_path)
 
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
@@ -120,6 +130,7 @@ def open_store(
         graph_path=args.graph_path,
         extractor=extractor,
         consistency_level="Strong" if reader else "Session",
+        partition_key_field=partition_key_field,
     )
 
 
@@ -147,5 +158,7 @@ def show_progress(flag: bool | None) -> bool:
 
 
 def log(message: str) -> None:
-    """A line for the user on stderr (stdout is for results)."""
-    print(message, file=sys.stderr, flush=True)  # noqa: T201
+    """A line for the user on stderr (stdout is for results), control characters escaped."""
+    from langchain_graphrag_milvus.cli.output import emit_error
+
+    emit_error(message)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +58,9 @@ def _file_tag(path: Path) -> str:
 
 
 def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)  # noqa: T201
+    from langchain_graphrag_milvus.cli.output import emit_error
+
+    emit_error(message)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -191,5 +192,8 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(exc, GraphRAGError):
             _log(f"error: {exc}")
+            return 1
+        if type(exc).__module__.startswith("pymilvus"):  # one line, never a traceback of Milvus internals
+            _log(f"error: Milvus: {exc}")
             return 1
         raise

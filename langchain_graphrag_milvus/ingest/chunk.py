@@ -29,29 +29,39 @@ from langchain_graphrag_milvus.ingest.plan import (
 )
 from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, parse_triplets
 from langchain_graphrag_milvus.ingest.report import IngestReport
+from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.triplets import extract_texts
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
-from langchain_graphrag_milvus.milvus.vectors import check_vectors
+from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
 
 __all__ = ["ingest_chunk", "embed_texts"]
 
 
-def embed_texts(ctx: IngestContext, texts: Sequence[str], report: Any, dim: int | None) -> dict[str, list[float]]:
+def embed_texts(
+    ctx: IngestContext, texts: Sequence[str], report: Any, dim: int | None, bad: dict[str, str] | None = None
+) -> dict[str, list[float]]:
     """Embed each unique text once; every batch is checked (:mod:`~langchain_graphrag_milvus.milvus.vectors`).
 
-    ``report.texts_embedded`` counts the texts.
+    ``report.texts_embedded`` counts the texts. With ``bad`` (a dict), texts whose vector
+    is unusable (NaN, infinite, zero...) are put there with the reason instead of raising.
     """
     unique = list(dict.fromkeys(texts))
     vectors: dict[str, list[float]] = {}
     size = ctx.batch_size
     for i in range(0, len(unique), size):
         batch = unique[i : i + size]
-        checked = check_vectors(batch, ctx.embedding.embed_documents(batch), dim=dim, cosine=ctx.cosine)
-        dim = len(checked[0])  # later batches must agree with the first
-        vectors.update(zip(batch, checked))
+        answer = ctx.embedding.embed_documents(batch)
+        if bad is None:
+            checked = dict(zip(batch, check_vectors(batch, answer, dim=dim, cosine=ctx.cosine)))
+        else:
+            checked, unusable = partition_vectors(batch, answer, dim=dim, cosine=ctx.cosine)
+            bad.update(unusable)
+        if checked:
+            dim = len(next(iter(checked.values())))  # later batches must agree with the first
+        vectors.update(checked)
     report.texts_embedded += len(unique)
     return vectors
 
@@ -279,7 +289,14 @@ def ingest_chunk(
     plan = _plan(ctx, entities, relations, have_collections, bulk)
     texts = [r.text for r in to_write] + list(plan.new_entities.values())
     texts += [r.text for r in plan.new_relations.values()]
-    vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None)
+    bad: dict[str, str] = {}
+    vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None, bad)
+    if bad:  # only the documents that need a bad vector are left out (strict: raises, nothing written)
+        to_write = drop_bad_vectors(sorted_, bad, report, strict)
+        if not to_write:
+            return
+        entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
+        plan = _plan(ctx, entities, relations, have_collections, bulk)
     if not have_collections:
         conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
         _check_still_empty(ctx)

@@ -30,6 +30,7 @@ import numpy as np
 
 from langchain_graphrag_milvus.errors import MalformedRecordError
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.records import check_entity_name
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
@@ -107,11 +108,12 @@ def merge_entities(
         all_tenants: In a store with ``partition_key_field``: merge in every tenant.
 
     Raises:
-        MalformedRecordError: A name is empty or not a string.
+        MalformedRecordError: A name is empty or not a string; ``into`` is too long.
         ValueError: A partitioned store got neither ``tenant`` nor ``all_tenants=True``
             (or both); a store without a partition key got ``tenant``; a partitioned store
             whose rows are shared between tenants (created by an earlier version) got ``tenant``.
     """
+    check_entity_name(into, "into")  # before any read or write
     target = _name(into, "into")
     if isinstance(names, str):
         raise TypeError("names must be a list of entity names, not a string")
