@@ -96,9 +96,15 @@ def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[A
 
 
 def require_openai_key(option: str) -> None:
-    """Refuse an OpenAI option early, with what to do, when ``OPENAI_API_KEY`` is not set."""
+    """Refuse an OpenAI option early, with what to do: no ``OPENAI_API_KEY``, or no ``openai`` extra."""
     if not os.environ.get("OPENAI_API_KEY"):
         raise ValueError(f"{option} needs OPENAI_API_KEY in the environment")
+    try:
+        import langchain_openai  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            f"{option} needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'"
+        ) from None
 
 
 def open_store(

@@ -33,6 +33,7 @@ DEFAULT_CACHE = Path(".cache") / "langchain-graphrag-milvus"
 
 
 def _embeddings(name: str, cache_dir: Path) -> tuple[Embeddings, str]:
+    from langchain_graphrag_milvus.cli.common import require_openai_key
     from langchain_graphrag_milvus.embedding_cache import CachedEmbeddings
 
     if name == "local":
@@ -41,6 +42,7 @@ def _embeddings(name: str, cache_dir: Path) -> tuple[Embeddings, str]:
         base: Embeddings = LocalMiniLMEmbeddings()
         model = "all-MiniLM-L6-v2"
     elif name == "openai":
+        require_openai_key("--embeddings openai")
         from langchain_openai import OpenAIEmbeddings
 
         base, model = OpenAIEmbeddings(model="text-embedding-3-small"), "text-embedding-3-small"
