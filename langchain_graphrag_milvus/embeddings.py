@@ -28,6 +28,8 @@ __all__ = ["LocalMiniLMEmbeddings", "local_embeddings_available"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
+#: Calls of up to this many texts run on ``query_threads`` torch threads.
+SMALL_CALL = 8
 
 
 def local_embeddings_available() -> bool:
@@ -45,17 +47,30 @@ class LocalMiniLMEmbeddings(Embeddings):
 
     The model loads on the first call (about a second), not at construction.
 
+    Threads: a call of up to :data:`SMALL_CALL` texts (a query, a query's entity names) runs on
+    ``query_threads`` torch threads (default 1), larger batches on torch's default. On a busy
+    2-core machine torch's default OpenMP threads spin against the other load: one query took
+    268 ms (p50) with 2 threads and 32 ms with one (``benchmarks/bench_embedding_threads.py``);
+    an idle machine embeds one query as fast on one thread. Calls of one instance run one at a
+    time (the thread setting is process-wide).
+
     Args:
         batch_size: Texts per forward pass.
         device: Torch device (``"cpu"`` by default).
+        query_threads: Torch threads for calls of up to :data:`SMALL_CALL` texts; ``None``:
+            torch's default for every call.
     """
 
-    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, *, batch_size: int = 64, device: str = "cpu", query_threads: int | None = 1) -> None:
+        if query_threads is not None and (isinstance(query_threads, bool) or int(query_threads) < 1):
+            raise ValueError(f"query_threads must be a positive number of threads or None, not {query_threads!r}")
         self.batch_size = batch_size
         self.device = device
+        self.query_threads = query_threads
         self.model_name = MODEL_NAME
         self._model: Any = None
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
 
     def _load(self) -> Any:
         if self._model is None:
@@ -85,13 +100,25 @@ class LocalMiniLMEmbeddings(Embeddings):
         """Embed texts (in batches of ``batch_size``)."""
         if not texts:
             return []
-        vectors = self._load().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self._load()
+        small = self.query_threads is not None and len(texts) <= SMALL_CALL
+        with self._encode_lock:
+            import torch
+
+            threads = torch.get_num_threads()
+            if small:
+                torch.set_num_threads(int(self.query_threads or 1))
+            try:
+                vectors = model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                if small:
+                    torch.set_num_threads(threads)
         return [v.tolist() for v in vectors]
 
     def embed_query(self, text: str) -> list[float]:

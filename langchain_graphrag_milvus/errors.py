@@ -23,6 +23,7 @@ __all__ = [
     "GraphPathError",
     "ForeignCollectionError",
     "ConcurrentWriteError",
+    "ExtractionCacheError",
 ]
 
 
@@ -122,7 +123,16 @@ class ConcurrentWriteError(GraphRAGError, RuntimeError):
 
     Writes into one collection prefix are serialized: threads of one process wait for each
     other; a process waits for another process's write to end (its lease in Milvus) for up
-    to the store's ``write_wait`` seconds and then raises this, naming the other writer.
+    ``store._connection.lease.wait`` seconds (90) and then raises this, naming the other writer.
     Raised in the middle of an operation only when a lease expired and another writer took
     it over: every write can be re-run, so re-run it when the other writer is done.
+    """
+
+
+class ExtractionCacheError(GraphRAGError, ValueError):
+    """An ``extraction_cache`` file is not a triplet cache of this package, or was altered.
+
+    Another program's sqlite database, a file that is not sqlite at all, a truncated file
+    or an entry that is not a JSON list. The message names the file; nothing is written
+    into it.
     """

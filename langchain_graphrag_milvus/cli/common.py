@@ -96,21 +96,37 @@ def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[A
 
 
 def require_openai_key(option: str) -> None:
-    """Refuse an OpenAI option early, with what to do, when ``OPENAI_API_KEY`` is not set."""
+    """Refuse an OpenAI option early, with what to do: no ``OPENAI_API_KEY``, or no ``openai`` extra."""
     if not os.environ.get("OPENAI_API_KEY"):
         raise ValueError(f"{option} needs OPENAI_API_KEY in the environment")
+    try:
+        import langchain_openai  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            f"{option} needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'"
+        ) from None
 
 
 def open_store(
-    args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None, reader: bool = False
+    args: argparse.Namespace,
+    *,
+    extractor: Runnable[Any, Any] | None = None,
+    reader: bool = False,
+    partition_key_field: str | None = None,
 ) -> MilvusGraphStore:
     """A store from the command-line options (nothing is contacted yet).
 
     ``reader=True`` (query, export, stats): reads are ``"Strong"``, so a command sees what
     the previous command (another process) wrote, also on a server; ingest keeps the
     store's default for the collections it creates.
+
+    Raises:
+        ValueError: ``--graph-path`` is the working folder or contains it.
     """
+    from langchain_graphrag_milvus.cli.tenancy import check_graph_path
     from langchain_graphrag_milvus.store import MilvusGraphStore
+
+    check_graph_path(args.graph_path)
 
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
@@ -120,6 +136,7 @@ def open_store(
         graph_path=args.graph_path,
         extractor=extractor,
         consistency_level="Strong" if reader else "Session",
+        partition_key_field=partition_key_field,
     )
 
 
@@ -147,5 +164,7 @@ def show_progress(flag: bool | None) -> bool:
 
 
 def log(message: str) -> None:
-    """A line for the user on stderr (stdout is for results)."""
-    print(message, file=sys.stderr, flush=True)  # noqa: T201
+    """A line for the user on stderr (stdout is for results), control characters escaped."""
+    from langchain_graphrag_milvus.cli.output import emit_error
+
+    emit_error(message)

@@ -83,7 +83,12 @@ def make_extractor(kind: str, *, spacy_model: str | None, llm_model: str) -> Run
     if kind == "llm":
         if not os.environ.get("OPENAI_API_KEY"):
             raise EvalConfigError("--extractor llm needs OPENAI_API_KEY (or use --extractor offline: no LLM)")
-        from langchain_openai import ChatOpenAI
+        try:
+            from langchain_openai import ChatOpenAI
+        except ImportError:
+            raise EvalConfigError(
+                "--extractor llm needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'"
+            ) from None
 
         from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
 

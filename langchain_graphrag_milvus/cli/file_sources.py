@@ -67,11 +67,18 @@ def _query(store: MilvusGraphStore, filter_expr: str, fields: Sequence[str]) -> 
     return [dict(r) for r in rows]
 
 
-def stored_sources(store: MilvusGraphStore, roots: Sequence[str] | None = None) -> set[str]:
+def _scope(tenant: tuple[str, str] | None) -> str | None:
+    return expr.eq_filter({tenant[0]: tenant[1]}) if tenant is not None else None
+
+
+def stored_sources(
+    store: MilvusGraphStore, roots: Sequence[str] | None = None, tenant: tuple[str, str] | None = None
+) -> set[str]:
     """Distinct ``source_id`` values in the store, optionally only those under ``roots``.
 
     Each round asks for sources not seen yet, so a source with many chunks costs one round
-    and the answer is complete whatever the collection's size.
+    and the answer is complete whatever the collection's size. ``tenant`` (partition key
+    field, value) restricts the answer to that tenant's passages.
     """
     if not store.exists():
         return set()
@@ -79,6 +86,7 @@ def stored_sources(store: MilvusGraphStore, roots: Sequence[str] | None = None) 
     base = under_roots_filter(roots) if roots is not None else 'source_id != ""'
     if base is None:
         return set()
+    base = expr.and_all(base, _scope(tenant)) or base
     seen: set[str] = set()
     while True:  # each round excludes what it has seen, so it ends after at most one empty round
         exclude = f"not ({expr.in_list('source_id', sorted(seen))})" if seen else None
@@ -89,8 +97,10 @@ def stored_sources(store: MilvusGraphStore, roots: Sequence[str] | None = None) 
         seen |= new
 
 
-def stored_files(store: MilvusGraphStore, sources: Iterable[str]) -> dict[str, StoredFile]:
-    """For each source that has passages: chunk count, fingerprints and expected chunk counts."""
+def stored_files(
+    store: MilvusGraphStore, sources: Iterable[str], tenant: tuple[str, str] | None = None
+) -> dict[str, StoredFile]:
+    """For each source that has passages (of ``tenant``): chunk count, fingerprints, expected chunk counts."""
     wanted = list(dict.fromkeys(sources))
     out: dict[str, StoredFile] = {}
     if not wanted or not store.exists():
@@ -98,7 +108,8 @@ def stored_files(store: MilvusGraphStore, sources: Iterable[str]) -> dict[str, S
     store.check_open()
     for i in range(0, len(wanted), _SOURCES_PER_QUERY):
         batch = wanted[i : i + _SOURCES_PER_QUERY]
-        rows = _query(store, expr.in_list("source_id", batch), ["source_id", "file_fingerprint", "file_chunks"])
+        where = expr.and_all(expr.in_list("source_id", batch), _scope(tenant)) or ""
+        rows = _query(store, where, ["source_id", "file_fingerprint", "file_chunks"])
         for row in rows:
             info = out.setdefault(str(row["source_id"]), StoredFile())
             info.chunks += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_graphrag_milvus.cli.common import add_store_arguments, log, open_store, parse_filter
+from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
 
 __all__ = ["run_export", "run_stats", "add_parsers"]
 
@@ -82,10 +83,10 @@ def run_stats(args: argparse.Namespace) -> int:
     """Run ``stats``."""
     stats = _stats(args)
     if args.json:
-        print(json.dumps(stats, indent=1, ensure_ascii=False))  # noqa: T201
+        emit(terminal_json(stats))
         return 0
     graph = stats["graph"]
-    lines = [f"store {stats['uri']} (prefix {stats['prefix']})"]
+    lines = [f"store {terminal_text(stats['uri'])} (prefix {terminal_text(stats['prefix'])})"]
     lines += [f"  {name}: {count} rows" for name, count in stats["collections"].items()]
     lines.append(
         f"{stats['passages']} passages from {stats['sources']} sources; {stats['entities']} entities, "
@@ -96,7 +97,7 @@ def run_stats(args: argparse.Namespace) -> int:
         f"passages linked; {graph['bytes'] / 2**20:.2f} MiB in memory"
         + (f", saved in {graph['saved_at']}" if graph["saved_at"] else "")
     )
-    print("\n".join(lines))  # noqa: T201
+    emit("\n".join(lines))
     return 0
 
 

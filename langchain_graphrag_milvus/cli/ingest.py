@@ -4,26 +4,26 @@ Each file is one source (its absolute path). A file whose stored chunks all carr
 current fingerprint is skipped without being read; a new or changed file is loaded, split
 and upserted (its old chunks that are gone are deleted, unchanged ones are kept and not
 re-embedded). With ``--sync``, sources stored under the given paths whose file no longer
-exists are deleted afterwards — never anything outside those paths.
+exists are deleted afterwards — never anything outside those paths — and so are the
+stored passages of a file that is now empty or unreadable (without ``--sync`` they stay,
+and the summary says so).
+
+Which files are read (symbolic links, ``--include``/``--exclude``, undecodable names) is
+decided by :mod:`.discovery`; ``--tenant`` and ``--graph-path`` checks by :mod:`.tenancy`;
+chunk ids and tenant metadata by :mod:`.ingest_files`. Everything printed goes through
+:mod:`.output` (control characters escaped).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, log, make_extractor, open_store, show_progress
-
-if TYPE_CHECKING:
-    from langchain_core.documents import Document
-
-    from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, LoadedFile, SourceFile
-    from langchain_graphrag_milvus.store import MilvusGraphStore
+from langchain_graphrag_milvus.cli.common import add_store_arguments, log, make_extractor, show_progress
+from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
 
 __all__ = ["IngestSummary", "run"]
 
@@ -52,14 +52,19 @@ class IngestSummary:
     extraction_calls: int = 0
     extraction_failures: int = 0
     seconds: float = 0.0
+    files_cleared: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    cleared: list[tuple[str, str]] = field(default_factory=list)
+    outside_links: list[str] = field(default_factory=list)
+    tenant: str | None = None
 
     def text(self) -> str:
         """The human summary."""
         lines = [
             f"files: {self.files_found} found, {self.files_ingested} new or changed, {self.files_unchanged} "
-            f"unchanged, {self.files_skipped} skipped, {self.files_deleted} deleted (vanished)",
+            f"unchanged, {self.files_skipped} skipped, {self.files_deleted} deleted (vanished), "
+            f"{self.files_cleared} emptied or unreadable (passages removed)",
             f"passages: {self.chunks} chunks loaded; {self.passages_added} added, {self.passages_updated} updated, "
             f"{self.passages_unchanged} unchanged, {self.passages_deleted} deleted",
             f"graph: {self.entities_added} entities and {self.relations_added} relations added; "
@@ -67,9 +72,14 @@ class IngestSummary:
             f"embedded {self.texts_embedded} texts; extraction: {self.extraction_calls} calls, "
             f"{self.extraction_failures} failed; {self.seconds:.1f}s",
         ]
-        lines += [f"  skipped {source}: {reason}" for source, reason in self.skipped[:50]]
+        if self.tenant is not None:
+            lines.insert(0, f"tenant: {terminal_text(self.tenant)}")
+        lines += [f"  skipped {terminal_text(s)}: {terminal_text(r)}" for s, r in self.skipped[:50]]
         if len(self.skipped) > 50:
             lines.append(f"  ... and {len(self.skipped) - 50} more skipped")
+        lines += [f"  removed the stored passages of {terminal_text(s)}: {terminal_text(r)}" for s, r in self.cleared]
+        if self.outside_links:
+            lines.append(f"  {len(self.outside_links)} symbolic links leave the given folders and were not followed")
         return "\n".join(lines)
 
     def add_ingest(self, report: Any) -> None:
@@ -93,69 +103,9 @@ class IngestSummary:
         self.relations_deleted += report.relations_deleted
 
 
-def _bar(total: int, desc: str, unit: str, enabled: bool) -> Any:
-    from tqdm.auto import tqdm
-
-    # leave=True: the finished bars stay on the terminal as a record of the run
-    return tqdm(total=total, desc=desc, unit=unit, leave=True, disable=not enabled, dynamic_ncols=True)
-
-
-def _load_changed(
-    store: MilvusGraphStore, files: list[SourceFile], settings: ChunkSettings, summary: IngestSummary, progress: bool
-) -> list[LoadedFile]:
-    from langchain_graphrag_milvus.cli.file_sources import stored_files
-    from langchain_graphrag_milvus.ingest.loaders import fingerprint, load_file
-
-    stored = stored_files(store, [f.source for f in files])
-    loaded: list[LoadedFile] = []
-    with _bar(len(files), "Loading", "file", progress) as bar:
-        for file in files:
-            bar.update(1)
-            try:
-                info = stored.get(file.source)
-                if info is not None and info.matches(fingerprint(file.path, settings)):
-                    summary.files_unchanged += 1
-                    continue
-                result = load_file(file, settings)
-            except ImportError:
-                raise
-            except Exception as exc:  # a broken or unreadable file is skipped, never fatal
-                summary.skipped.append((file.source, f"{type(exc).__name__}: {exc}"))
-                continue
-            if not result.documents:
-                summary.skipped.append((file.source, "no text found"))
-                continue
-            loaded.append(result)
-    return loaded
-
-
-def _ingest(store: MilvusGraphStore, loaded: list[LoadedFile], summary: IngestSummary, progress: bool) -> None:
-    summary.chunks = sum(len(f.documents) for f in loaded)
-    batch: list[Document] = []
-    with _bar(summary.chunks, "Ingesting", "passage", progress) as bar:
-        for index, file in enumerate(loaded):
-            batch += file.documents
-            if len(batch) >= _BATCH_PASSAGES or index == len(loaded) - 1:
-                report = store.upsert_documents(batch, show_progress=False)
-                summary.add_delete(report.deleted)
-                summary.add_ingest(report.ingested)
-                bar.update(len(batch))
-                batch = []
-    summary.files_ingested = len(loaded)
-
-
-def _delete_vanished(store: MilvusGraphStore, roots: list[str], summary: IngestSummary) -> None:
-    from langchain_graphrag_milvus.cli.file_sources import stored_sources
-
-    vanished = sorted(s for s in stored_sources(store, roots) if not os.path.isfile(s))
-    if vanished:
-        summary.add_delete(store.delete_documents(vanished))
-    summary.deleted = vanished
-    summary.files_deleted = len(vanished)
-
-
 def _roots(paths: list[str], sync: bool) -> tuple[list[str], list[str]]:
     """Existing paths to read, and every path as a source root (for ``--sync``)."""
+    from langchain_graphrag_milvus.cli.discovery import display_path
     from langchain_graphrag_milvus.ingest.loaders import source_key
 
     existing = []
@@ -163,36 +113,39 @@ def _roots(paths: list[str], sync: bool) -> tuple[list[str], list[str]]:
         if Path(raw).exists():
             existing.append(raw)
         elif sync:
-            log(f"{raw}: no such file or folder; with --sync its stored files are deleted")
+            log(f"{display_path(raw)}: no such file or folder; with --sync its stored files are deleted")
         else:
-            raise FileNotFoundError(f"no such file or folder: {raw!r}")
-    return existing, [source_key(Path(p)) for p in paths]
+            raise FileNotFoundError(f"no such file or folder: {display_path(raw)!r}")
+    return existing, [display_path(source_key(Path(p))) for p in paths]
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``ingest``."""
-    from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, discover_files
+    from langchain_graphrag_milvus.cli.discovery import find_files
+    from langchain_graphrag_milvus.cli.ingest_files import Target, delete_vanished, ingest_loaded, load_changed
+    from langchain_graphrag_milvus.cli.tenancy import check_graph_path, open_tenant_store
+    from langchain_graphrag_milvus.ingest.loaders import ChunkSettings
 
     started = time.perf_counter()
     settings = ChunkSettings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
+    check_graph_path(args.graph_path, args.paths)
     existing, roots = _roots(args.paths, args.sync)
-    found = discover_files(existing, include=args.include or None, exclude=args.exclude or ())
-    summary = IngestSummary(files_found=len(found.files), skipped=list(found.skipped))
+    found = find_files(existing, include=args.include or None, exclude=args.exclude or ())
+    summary = IngestSummary(files_found=len(found.files), skipped=list(found.skipped), tenant=args.tenant)
+    summary.outside_links = found.outside
     progress = show_progress(args.progress)
-    store = open_store(args, extractor=make_extractor(args.extractor, args.llm_model))
+    store, key = open_tenant_store(args, extractor=make_extractor(args.extractor, args.llm_model))
+    target = Target(store, key, args.tenant, args.sync)
     try:
-        loaded = _load_changed(store, found.files, settings, summary, progress)
-        _ingest(store, loaded, summary, progress)
+        loaded = load_changed(target, found.files, settings, summary, progress)
+        ingest_loaded(target, loaded, summary, progress)
         if args.sync:
-            _delete_vanished(store, roots, summary)
+            delete_vanished(target, roots, summary, found.aliases)
     finally:
         store.close()
     summary.files_skipped = len({source for source, _ in summary.skipped})
     summary.seconds = round(time.perf_counter() - started, 2)
-    if args.json:
-        print(json.dumps(asdict(summary), indent=1, ensure_ascii=False))  # noqa: T201
-    else:
-        print(summary.text())  # noqa: T201
+    emit(terminal_json(asdict(summary)) if args.json else summary.text())
     return 0
 
 
@@ -205,9 +158,29 @@ def add_parser(sub: Any) -> None:
         "(an LLM with OPENAI_API_KEY, else spaCy offline) and upsert them by file. Unchanged files are skipped.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders are read recursively)")
-    p.add_argument("--sync", action="store_true", help="also delete stored files under PATHs that no longer exist")
-    p.add_argument("--include", action="append", metavar="GLOB", help="only files matching (repeatable), e.g. '*.md'")
-    p.add_argument("--exclude", action="append", metavar="GLOB", help="leave out files matching (repeatable)")
+    p.add_argument(
+        "--sync",
+        action="store_true",
+        help="also delete stored files under PATHs that no longer exist, are empty or unreadable",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        metavar="PATTERN",
+        help="only files matching this .gitignore-style pattern (repeatable), e.g. '*.md' or 'docs/'",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        metavar="PATTERN",
+        help="leave out files and folders matching this .gitignore-style pattern (repeatable), e.g. 'drafts'",
+    )
+    p.add_argument("--tenant", help="the tenant of these files, for a store with a partition key (required there)")
+    p.add_argument(
+        "--partition-key-field",
+        default="tenant",
+        help="metadata field of --tenant when ingest creates a new store (default: tenant)",
+    )
     p.add_argument("--chunk-size", type=int, default=1000, help="characters per chunk (default 1000)")
     p.add_argument("--chunk-overlap", type=int, default=150, help="characters shared by neighbouring chunks (150)")
     p.add_argument(

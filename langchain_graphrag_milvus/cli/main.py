@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ DEFAULT_CACHE = Path(".cache") / "langchain-graphrag-milvus"
 
 
 def _embeddings(name: str, cache_dir: Path) -> tuple[Embeddings, str]:
+    from langchain_graphrag_milvus.cli.common import require_openai_key
     from langchain_graphrag_milvus.embedding_cache import CachedEmbeddings
 
     if name == "local":
@@ -42,6 +42,7 @@ def _embeddings(name: str, cache_dir: Path) -> tuple[Embeddings, str]:
         base: Embeddings = LocalMiniLMEmbeddings()
         model = "all-MiniLM-L6-v2"
     elif name == "openai":
+        require_openai_key("--embeddings openai")
         from langchain_openai import OpenAIEmbeddings
 
         base, model = OpenAIEmbeddings(model="text-embedding-3-small"), "text-embedding-3-small"
@@ -59,7 +60,9 @@ def _file_tag(path: Path) -> str:
 
 
 def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)  # noqa: T201
+    from langchain_graphrag_milvus.cli.output import emit_error
+
+    emit_error(message)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -191,5 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(exc, GraphRAGError):
             _log(f"error: {exc}")
+            return 1
+        if type(exc).__module__.startswith("pymilvus"):  # one line, never a traceback of Milvus internals
+            _log(f"error: Milvus: {exc}")
             return 1
         raise

@@ -1,13 +1,18 @@
-"""``query "..."``: passages with their source, page and score, and the relations that led there."""
+"""``query "..."``: passages with their source, page and score, and the relations that led there.
+
+Every printed value (passage text, source, relations) goes through :mod:`.output`, so
+a stored passage cannot send control sequences to the terminal. On a store with a
+partition key, ``--tenant`` (or ``--all-tenants``) is required; results are filtered on it.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, log, open_store, parse_filter, require_openai_key
+from langchain_graphrag_milvus.cli.common import add_store_arguments, log, parse_filter, require_openai_key
+from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -29,9 +34,11 @@ def _llm(model: str | None) -> Any:
     return ChatOpenAI(model=model, temperature=0)
 
 
-def make_retriever(store: MilvusGraphStore, args: argparse.Namespace) -> BaseRetriever:
-    """The retriever of ``--mode`` with ``-k``, ``--filter`` and ``--llm``."""
-    filter_value = parse_filter(args.filter)
+def make_retriever(store: MilvusGraphStore, args: argparse.Namespace, key: str | None = None) -> BaseRetriever:
+    """The retriever of ``--mode`` with ``-k``, ``--filter`` (and ``--tenant`` on field ``key``) and ``--llm``."""
+    from langchain_graphrag_milvus.cli.tenancy import tenant_filter
+
+    filter_value = tenant_filter(parse_filter(args.filter), key, getattr(args, "tenant", None))
     if args.mode == "naive":
         return store.as_naive_retriever(k=args.k, filter=filter_value)
     if args.mode == "paths":
@@ -59,31 +66,33 @@ def document_row(doc: Document, rank: int) -> dict[str, Any]:
 
 
 def _print_row(row: dict[str, Any]) -> None:
-    where = str(row.get("source") or row.get("id") or "")
+    where = terminal_text(row.get("source") or row.get("id") or "")
     if isinstance(row.get("page"), int):
         where += f" (page {row['page'] + 1})"
     score = row.get("score")
     head = f"{row['rank']}. " + (f"[{score:.3f}] " if isinstance(score, (int, float)) else "") + where
     lines = [head]
     if "path" in row:
-        lines.append(textwrap.indent(row["text"], "   "))
+        lines.append(textwrap.indent("\n".join(terminal_text(t) for t in str(row["text"]).split("\n")), "   "))
     else:
-        text = " ".join(row["text"].split())
+        text = terminal_text(" ".join(row["text"].split()))
         lines.append("   " + (text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."))
         relations = row.get("relations") or []
         hops = row.get("hops")
         for relation in relations[:5]:
-            lines.append(f"   via: {relation}" + (f"  (hop {hops})" if isinstance(hops, int) else ""))
-    print("\n".join(lines))  # noqa: T201
+            lines.append(f"   via: {terminal_text(relation)}" + (f"  (hop {hops})" if isinstance(hops, int) else ""))
+    emit("\n".join(lines))
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``query``."""
     if args.html and args.mode != "graph":
         raise ValueError("--html draws the graph retriever's subgraph: use it with --mode graph")
-    store = open_store(args, reader=True)
+    from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
+
+    store, key = open_tenant_store(args, reader=True)
     try:
-        retriever = make_retriever(store, args)
+        retriever = make_retriever(store, args, key)
         if args.html:  # one retrieval for both the passages and the picture
             from langchain_graphrag_milvus.retrieval.explain import query_documents_and_subgraph
 
@@ -96,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps(rows, indent=1, ensure_ascii=False, default=str))  # noqa: T201
+        emit(terminal_json(rows))
     elif not rows:
-        print("no passages found")  # noqa: T201
+        emit("no passages found")
     else:
         for row in rows:
             _print_row(row)
@@ -129,5 +138,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--llm", metavar="MODEL", help="OpenAI chat model for entity extraction and rerank (default: none)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--html", type=Path, metavar="FILE", help="also write the subgraph behind the answer as a page")
+    p.add_argument("--tenant", help="only this tenant's passages (required on a store with a partition key)")
+    p.add_argument(
+        "--all-tenants", action="store_true", help="on a store with a partition key: search every tenant's passages"
+    )
     add_store_arguments(p)
     p.set_defaults(handler="langchain_graphrag_milvus.cli.query:run")

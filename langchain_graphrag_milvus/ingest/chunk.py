@@ -29,28 +29,39 @@ from langchain_graphrag_milvus.ingest.plan import (
 )
 from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, parse_triplets
 from langchain_graphrag_milvus.ingest.report import IngestReport
+from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.triplets import extract_texts
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
-from langchain_graphrag_milvus.milvus.vectors import check_vectors
+from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
-from langchain_graphrag_milvus.text.names import key_to_id
+from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
 
 __all__ = ["ingest_chunk", "embed_texts"]
 
 
-def embed_texts(ctx: IngestContext, texts: Sequence[str], report: Any, dim: int | None) -> dict[str, list[float]]:
+def embed_texts(
+    ctx: IngestContext, texts: Sequence[str], report: Any, dim: int | None, bad: dict[str, str] | None = None
+) -> dict[str, list[float]]:
     """Embed each unique text once; every batch is checked (:mod:`~langchain_graphrag_milvus.milvus.vectors`).
 
-    ``report.texts_embedded`` counts the texts.
+    ``report.texts_embedded`` counts the texts. With ``bad`` (a dict), texts whose vector
+    is unusable (NaN, infinite, zero...) are put there with the reason instead of raising.
     """
     unique = list(dict.fromkeys(texts))
     vectors: dict[str, list[float]] = {}
     size = ctx.batch_size
     for i in range(0, len(unique), size):
         batch = unique[i : i + size]
-        checked = check_vectors(batch, ctx.embedding.embed_documents(batch), dim=dim, cosine=ctx.cosine)
-        dim = len(checked[0])  # later batches must agree with the first
-        vectors.update(zip(batch, checked))
+        answer = ctx.embedding.embed_documents(batch)
+        if bad is None:
+            checked = dict(zip(batch, check_vectors(batch, answer, dim=dim, cosine=ctx.cosine)))
+        else:
+            checked, unusable = partition_vectors(batch, answer, dim=dim, cosine=ctx.cosine)
+            bad.update(unusable)
+        if checked:
+            dim = len(next(iter(checked.values())))  # later batches must agree with the first
+        vectors.update(checked)
     report.texts_embedded += len(unique)
     return vectors
 
@@ -95,9 +106,16 @@ def _extract(
 
 
 def _synonyms(
-    ctx: IngestContext, new_entities: dict[str, str], vectors: dict[str, list[float]]
+    ctx: IngestContext,
+    new_entities: dict[str, str],
+    vectors: dict[str, list[float]],
+    tenant_of: dict[str, str] | None = None,
 ) -> dict[str, list[str]]:
-    """For each new entity, the entities (stored or new) whose names embed as close as the threshold."""
+    """For each new entity, the entities (stored or new) whose names embed as close as the threshold.
+
+    ``tenant_of`` (new entity id → tenant; per-tenant rows): only the same tenant's
+    entities count, the searches going deeper while other tenants' entities fill them.
+    """
     if not new_entities:
         return {}
     threshold = float(ctx.synonym_threshold or 0.0)
@@ -106,18 +124,51 @@ def _synonyms(
     matrix = np.array([vectors[new_entities[e]] for e in ids], dtype=np.float32)
     found: dict[str, dict[str, float]] = {e: {} for e in ids}
     for start in range(0, len(ids), 256):  # the entities already stored: batched Milvus searches
-        hits = ctx.parts.reads.search("entities", matrix[start : start + 256].tolist(), top_k + 1)
-        for eid, per in zip(ids[start : start + 256], hits):
+        batch = ids[start : start + 256]
+        for eid, per in zip(batch, _stored_hits(ctx, matrix[start : start + 256], batch, top_k + 1, tenant_of)):
             for hit in per:
                 if hit.id != eid and hit.score >= threshold:
                     found[eid][hit.id] = hit.score
     for a, b, score in similar_pairs(ids, matrix, threshold):  # among the new ones
-        found[a][b] = score
+        if tenant_of is None or tenant_of.get(a) == tenant_of.get(b):
+            found[a][b] = score
     return {
         e: [o for o, _ in sorted(others.items(), key=lambda kv: -kv[1])[:top_k]]
         for e, others in found.items()
         if others
     }
+
+
+def _stored_hits(
+    ctx: IngestContext, matrix: np.ndarray, ids: list[str], want: int, tenant_of: dict[str, str] | None
+) -> list[list[Any]]:
+    """The ``want`` nearest stored entities of each vector (of the same tenant with ``tenant_of``)."""
+    reads, limit = ctx.parts.reads, want
+    while True:
+        hits = reads.search("entities", matrix.tolist(), limit)
+        if tenant_of is None:
+            return hits
+        owners = _entity_tenants(ctx, {h.id for per in hits for h in per})
+        kept = [[h for h in per if owners.get(h.id) == tenant_of.get(e)][:want] for e, per in zip(ids, hits)]
+        short = any(len(k) < want and len(per) == limit for k, per in zip(kept, hits))
+        if not short or limit >= MAX_TOP_K:
+            return kept
+        limit = min(limit * 4, MAX_TOP_K)
+
+
+def _entity_tenants(ctx: IngestContext, entity_ids: set[str]) -> dict[str, str]:
+    """The tenant of each stored entity (with per-tenant rows: that of any passage of its relations)."""
+    graph = ctx.parts.graph.current()
+    ids = sorted(entity_ids)
+    one: dict[str, str] = {}
+    for eid, idx in zip(ids, graph.entities.find(np.array([id_to_key(e) for e in ids], np.uint64)).tolist()):
+        rels = graph.ent_rel.row(idx).tolist() if idx >= 0 else []
+        passages = graph.rel_pas.row(rels[0]).tolist() if rels else []
+        if passages:
+            one[eid] = graph.passages.ids[passages[0]]
+    key = str(ctx.partition_key_field)
+    rows = ctx.parts.reads.fetch("passages", sorted(set(one.values())), (key,)) if one else {}
+    return {eid: str(rows[pid][key]) for eid, pid in one.items() if pid in rows}
 
 
 def _unlink_changed(
@@ -234,11 +285,18 @@ def ingest_chunk(
         if missing:
             _extract(ctx, missing, report, extractor, strict)
     report.triplets_seen += sum(len(r.triplets) for r in records)
-    entities, relations = triplet_rows((r.id, r.triplets) for r in to_write)
+    entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
     plan = _plan(ctx, entities, relations, have_collections, bulk)
     texts = [r.text for r in to_write] + list(plan.new_entities.values())
     texts += [r.text for r in plan.new_relations.values()]
-    vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None)
+    bad: dict[str, str] = {}
+    vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None, bad)
+    if bad:  # only the documents that need a bad vector are left out (strict: raises, nothing written)
+        to_write = drop_bad_vectors(sorted_, bad, report, strict)
+        if not to_write:
+            return
+        entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
+        plan = _plan(ctx, entities, relations, have_collections, bulk)
     if not have_collections:
         conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
         _check_still_empty(ctx)
@@ -266,7 +324,11 @@ def _write_chunk(
 ) -> None:
     """Write entities, relations, then passages; fold the change into the graph."""
     parts = ctx.parts
-    synonyms = _synonyms(ctx, plan.new_entities, vectors) if ctx.synonym_threshold is not None else {}
+    synonyms = (
+        _synonyms(ctx, plan.new_entities, vectors, _entity_owners(ctx, to_write))
+        if ctx.synonym_threshold is not None
+        else {}
+    )
     write_rows(parts, "entities", entity_rows(plan.new_entities, vectors, synonyms), ())
     relations = relation_rows(plan, vectors, report)
     write_rows(parts, "relations", relations, plan.linked)
@@ -276,3 +338,13 @@ def _write_chunk(
     report.relations_linked += len(plan.linked)
     report.links_dropped += plan.dropped
     parts.graph.apply(GraphDelta.from_relation_rows(relations, new_entities=plan.new_entities, synonyms=synonyms))
+
+
+def _entity_owners(ctx: IngestContext, records: Sequence[PassageRecord]) -> dict[str, str] | None:
+    """Entity id → tenant of the entities these records state (None: rows are not per tenant)."""
+    tenants = ctx.row_tenants(records)
+    if tenants is None:
+        return None
+    return {
+        entity_id(name, t): t for r in records if (t := tenants.get(r.id)) for s, _, o in r.triplets for name in (s, o)
+    }

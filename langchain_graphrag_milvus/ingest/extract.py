@@ -2,16 +2,12 @@
 
 Any ``Runnable`` extractor works (the LLM one of :mod:`.triplets`, the offline one of
 :mod:`.offline`, or the user's): :func:`extract_texts` calls it only for passages whose
-triplets are not cached, and reports failures per passage instead of raising.
+triplets are not cached, and reports failures per passage instead of raising. The cache
+and the identity of an extractor that keys it are in :mod:`.extraction_cache`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import sqlite3
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -19,56 +15,9 @@ from typing import Any
 from langchain_core.exceptions import OutputParserException
 from langchain_core.runnables import Runnable
 
+from langchain_graphrag_milvus.ingest.extraction_cache import TripletCache, extractor_name
+
 __all__ = ["TripletCache", "extract_texts", "extractor_name"]
-
-
-class TripletCache:
-    """Extraction results by (extractor name, passage text) in sqlite, or in memory."""
-
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self._memory: dict[str, str] = {}
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-        if path is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False)
-            self._conn.execute("CREATE TABLE IF NOT EXISTS triplets (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._conn.commit()
-
-    @staticmethod
-    def key(extractor_name: str, text: str) -> str:
-        """Cache key of a passage text for an extractor."""
-        return hashlib.sha256(f"{extractor_name}\x1f{text}".encode()).hexdigest()
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, list[Any]]:
-        """Cached triplets for the keys that have them."""
-        with self._lock:
-            if self._conn is None:
-                return {k: json.loads(self._memory[k]) for k in keys if k in self._memory}
-            out: dict[str, list[Any]] = {}
-            for i in range(0, len(keys), 500):
-                chunk = list(keys[i : i + 500])
-                rows = self._conn.execute(
-                    f"SELECT key, value FROM triplets WHERE key IN ({','.join('?' * len(chunk))})", chunk
-                ).fetchall()
-                out.update((k, json.loads(v)) for k, v in rows)
-            return out
-
-    def put_many(self, items: dict[str, list[Any]]) -> None:
-        """Store triplets (JSON) by key."""
-        encoded = {k: json.dumps(v, ensure_ascii=False) for k, v in items.items()}
-        with self._lock:
-            if self._conn is None:
-                self._memory.update(encoded)
-                return
-            self._conn.executemany("INSERT OR REPLACE INTO triplets (key, value) VALUES (?, ?)", encoded.items())
-            self._conn.commit()
-
-
-def extractor_name(extractor: Runnable[Any, Any]) -> str:
-    """The cache namespace of an extractor (its run name, which names the model)."""
-    config = getattr(extractor, "config", None) or {}
-    return str(config.get("run_name") or extractor.get_name())
 
 
 def _batch_extract(extractor: Any, texts: list[str], titles: dict[str, str]) -> list[Any]:

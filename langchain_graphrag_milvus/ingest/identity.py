@@ -15,6 +15,16 @@ The rules (standard library only):
 * **Generated passage ids.** A passage without an id gets a 16-hex hash of its text
   *and its metadata* (of the text alone when it has none): the same text from another
   tenant, file or page is another passage, and re-ingesting identical input is a no-op.
+* **Equal text, equal metadata.** Identity (the generated id and the content hash
+  that says whether a stored passage changed) is computed on a canonical form:
+  the text in Unicode NFC, so a text typed with composed accents (``"café"``,
+  NFC) and one with combining accents (``"cafe\u0301"``, NFD) are *one* passage
+  (they are the same text to every reader; the text stored is the first one
+  ingested, as given); metadata with string keys and values in NFC and numbers by
+  value, so ``{"page": 1}`` and ``{"page": 1.0}`` are *one* passage (JSON, Milvus
+  filters and Python all compare them equal). ``True`` and ``1`` stay different
+  (JSON ``true`` is not a number), as do ``"1"`` and ``1``. NFKC compatibility
+  forms (``"ﬁ"`` vs ``"fi"``) are different texts. Explicit ids are never changed.
 * **Tenants.** In a store with a partition key, a source's identity is the pair
   (partition key value, source): tenants ``a`` and ``b`` may both have ``"notes.txt"``
   and never touch each other's passages.
@@ -35,13 +45,17 @@ Example:
     True
     >>> default_passage_id("same text", {"tenant": "a"}) != default_passage_id("same text", {"tenant": "b"})
     True
+    >>> default_passage_id("caf\u00e9", {"page": 1}) == default_passage_id("cafe\u0301", {"page": 1.0})
+    True
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -60,6 +74,8 @@ __all__ = [
     "check_chunk_form",
     "check_chunkable_source",
     "default_passage_id",
+    "canonical_text",
+    "canonical_metadata",
     "resolve_source",
 ]
 
@@ -149,15 +165,38 @@ def check_chunkable_source(source: str, where: str, *, scoped: bool = False) -> 
         )
 
 
+def canonical_text(text: str) -> str:
+    """The text identity is computed on: Unicode NFC (see the module rules)."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+        return int(value)  # 1.0 -> 1, -0.0 -> 0: numbers by value
+    if isinstance(value, Mapping):
+        return {unicodedata.normalize("NFC", str(k)): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def canonical_metadata(metadata: Mapping[str, Any]) -> str:
+    """Metadata as the JSON identity is computed on: sorted keys, NFC strings, numbers by value."""
+    return json.dumps(_canonical(dict(metadata)), sort_keys=True, ensure_ascii=False, default=str)
+
+
 def default_passage_id(text: str, metadata: Mapping[str, Any] | None = None) -> str:
     """The id of a passage ingested without one: a hash of its text and its metadata.
 
-    Without metadata the id is the hash of the text alone (the id earlier versions gave).
+    Both in their canonical form (:func:`canonical_text`, :func:`canonical_metadata`).
+    Without metadata the id is the hash of the text alone (the id earlier versions gave
+    for NFC text).
     """
     if not metadata:
-        return stable_id("passage", text)
-    payload = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, default=str)
-    return stable_id("passage", text, payload)
+        return stable_id("passage", canonical_text(text))
+    return stable_id("passage", canonical_text(text), canonical_metadata(metadata))
 
 
 def resolve_source(

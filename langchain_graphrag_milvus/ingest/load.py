@@ -200,16 +200,31 @@ def ingest_jsonl(
     show_progress: bool | None = None,
     extractor: Runnable[str, Any] | None = None,
 ) -> IngestReport:
-    """Ingest a JSONL file of records; bad JSON lines are skipped and counted (or raise)."""
+    """Ingest a JSONL file of records; a bad line is skipped and counted as ``"line N"``.
+
+    A line that cannot be read (invalid UTF-8 or JSON, nested too deeply, a number of
+    thousands of digits) or whose record is invalid is skipped and reported with its
+    line number; the other lines are ingested. With ``strict`` the first such line
+    raises :class:`~langchain_graphrag_milvus.errors.MalformedRecordError` (or a
+    subclass) whose message starts with ``"{path}:{line}: "``.
+    """
     report = IngestReport()
     line_problems: list[Problem] = []
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         total = sum(1 for line in handle if line.strip())
 
     def parse(item: tuple[int, Any], problems: list[Problem]) -> PassageRecord:
-        return record_from_mapping(
-            item[1], position=item[0], strict=strict, problems=problems, source_field=ctx.source_field
-        )
+        try:
+            return record_from_mapping(
+                item[1], position=item[0], strict=strict, problems=problems, source_field=ctx.source_field
+            )
+        except MalformedRecordError as exc:
+            if not strict:
+                raise
+            raise type(exc)(f"{os.fspath(path)}:{item[0]}: {exc}") from None
+        except (RecursionError, ValueError) as exc:  # a value too deep or too long to print or convert
+            error = MalformedRecordError(f"{os.fspath(path)}:{item[0]}: unusable value ({type(exc).__name__})")
+            raise error from None
 
     lines = iter_jsonl(path, None if strict else line_problems)
     items = ((f"line {n}", (n, raw)) for n, raw in lines)

@@ -50,16 +50,23 @@ class PlannedRelation:
 
 def triplet_rows(
     stated: Iterable[tuple[str, Sequence[Triplet]]],
+    tenants: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, PlannedRelation]]:
-    """Entities (id → name, first spelling wins) and relations (id → relation) of ``(passage id, triplets)``."""
+    """Entities (id → name, first spelling wins) and relations (id → relation) of ``(passage id, triplets)``.
+
+    ``tenants`` (passage id → tenant; a store with per-tenant rows): each passage's
+    entities and relations are its tenant's rows (ids hash the tenant), so a tenant's
+    spelling and links never reach another tenant's rows.
+    """
     entities: dict[str, str] = {}
     relations: dict[str, PlannedRelation] = {}
     for passage_id, triplets in stated:
+        tenant = tenants.get(passage_id) if tenants is not None else None
         for s, p, o in triplets:
-            sid, oid = entity_id(s), entity_id(o)
+            sid, oid = entity_id(s, tenant), entity_id(o, tenant)
             entities.setdefault(sid, s)
             entities.setdefault(oid, o)
-            rid = relation_id(s, p, o)
+            rid = relation_id(s, p, o, tenant)
             rel = relations.get(rid)
             if rel is None:
                 relations[rid] = PlannedRelation(relation_text(s, p, o), sid, oid, p, [passage_id])

@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 from langchain_graphrag_milvus.errors import InvalidIdError, MalformedRecordError, MalformedTripletError
 from langchain_graphrag_milvus.ingest.identity import (
     MAX_ID_BYTES,
+    canonical_metadata,
+    canonical_text,
     check_chunk_form,
     check_id,
     default_passage_id,
@@ -35,6 +37,8 @@ from langchain_graphrag_milvus.text.names import clean_text, content_hash
 
 __all__ = [
     "check_partition_key",
+    "check_entity_name",
+    "MAX_ENTITY_NAME_BYTES",
     "Triplet",
     "PassageRecord",
     "Problem",
@@ -53,6 +57,8 @@ RESERVED_METADATA_KEYS = frozenset({"pk", "text", "vector", "doc_hash", "triplet
 #: MAX_ID_BYTES (from :mod:`.identity`): longest passage id accepted, the primary-key limit.
 #: Longest passage, entity or relation text accepted (bytes of UTF-8): Milvus' VARCHAR limit.
 MAX_TEXT_BYTES = 65_535
+#: Longest entity name a merge may create (bytes of UTF-8): room for the relations that name it.
+MAX_ENTITY_NAME_BYTES = 4_096
 _RECORD_FIELDS = frozenset({"id", "passage", "text", "triplets", "metadata"})
 
 
@@ -104,9 +110,31 @@ class PassageRecord:
 
     @property
     def content_hash(self) -> str:
-        """Hash of the text and metadata, stored to detect a changed passage on re-ingest."""
-        payload = json.dumps(self.metadata, sort_keys=True, ensure_ascii=False, default=str)
-        return content_hash(self.text + "\x1e" + payload)
+        """Hash of the text and metadata (canonical forms, see :mod:`.identity`) to detect a changed passage."""
+        return content_hash(canonical_text(self.text) + "\x1e" + canonical_metadata(self.metadata))
+
+
+def check_entity_name(value: Any, what: str) -> str:
+    """A usable entity name for a merge target: a non-empty string, valid Unicode, not too long.
+
+    Raises:
+        MalformedRecordError: Naming ``what`` (e.g. ``"into"``): not a string, empty, lone
+            surrogates, or longer than :data:`MAX_ENTITY_NAME_BYTES` bytes of UTF-8 (each
+            relation naming it must stay within Milvus' 65,535-byte text limit).
+    """
+    name = clean_text(value) if isinstance(value, str) else ""
+    if not name:
+        raise MalformedRecordError(f"{what} must be a non-empty entity name, not {value!r:.60}")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MalformedRecordError(f"{what}: {name[:60]!r} is not valid Unicode (lone surrogate)") from None
+    if size > MAX_ENTITY_NAME_BYTES:
+        raise MalformedRecordError(
+            f"{what}: entity name {name[:40]!r}... is {size} bytes of UTF-8, longer than {MAX_ENTITY_NAME_BYTES}; "
+            "nothing was merged"
+        )
+    return name
 
 
 def _triplet_problem(raw: Any) -> str | None:
@@ -300,28 +328,47 @@ def record_from_mapping(
     )
 
 
+def _parse_line(raw: bytes) -> tuple[Any, str | None]:
+    """A JSONL line's object, or None and why it cannot be read."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+    try:
+        return json.loads(line), None
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg}, column {exc.colno})"
+    except RecursionError:
+        return None, "JSON nested too deeply to read"
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        return None, f"unreadable JSON value ({str(exc).split(';')[0]})"
+
+
 def iter_jsonl(path: str | os.PathLike[str], problems: list[Problem] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed_object)`` for each non-blank line of a JSONL file.
 
+    A line that is not valid UTF-8, not valid JSON, nested too deeply for the parser or
+    holding a number Python refuses to convert (more than 4,300 digits) never stops
+    the file: it is recorded in ``problems`` as ``"line N"`` with the reason, or raises.
+
     Args:
         path: The file.
-        problems: If given, lines that are not valid JSON are recorded there and skipped;
-            otherwise they raise.
+        problems: If given, unreadable lines are recorded there and skipped; otherwise
+            they raise.
 
     Raises:
-        MalformedRecordError: A line is not valid JSON and ``problems`` is None.
+        MalformedRecordError: A line cannot be read and ``problems`` is None; the
+            message names the file and the line.
     """
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                message = f"{path}:{line_number}: invalid JSON ({exc.msg})"
+            obj, reason = _parse_line(raw)
+            if reason is not None:
                 if problems is None:
-                    raise MalformedRecordError(message) from None
-                problems.append(Problem(f"line {line_number}", f"invalid JSON ({exc.msg})"))
+                    raise MalformedRecordError(f"{os.fspath(path)}:{line_number}: {reason}")
+                problems.append(Problem(f"line {line_number}", reason))
                 continue
             yield line_number, obj
 

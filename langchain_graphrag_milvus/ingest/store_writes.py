@@ -168,15 +168,19 @@ class StoreWrites:
         result: DeleteReport = self._run(delete_passages, passage_ids, tenant=tenant)
         return result
 
-    def merge_entities(self, names: Iterable[str], *, into: str) -> MergeReport:
+    def merge_entities(
+        self, names: Iterable[str], *, into: str, tenant: str | None = None, all_tenants: bool = False
+    ) -> MergeReport:
         """Merge duplicate entities into one: ``store.merge_entities(["Euler"], into="Leonhard Euler")``.
 
         Relations naming a merged entity are rewritten to name ``into`` (joining an equal
         relation if there is one), the merged entity rows are deleted, and the graph index
         is updated in place. Crash-safe and re-runnable; see
-        :mod:`~langchain_graphrag_milvus.ingest.merge`.
+        :mod:`~langchain_graphrag_milvus.ingest.merge`. With ``partition_key_field`` pass
+        ``tenant="..."`` (only that tenant's entities change) or ``all_tenants=True``;
+        otherwise ``ValueError``.
         """
         from langchain_graphrag_milvus.ingest.merge import merge_entities
 
-        result: MergeReport = self._run(merge_entities, names, into)
+        result: MergeReport = self._run(merge_entities, names, into, tenant=tenant, all_tenants=all_tenants)
         return result

@@ -42,6 +42,7 @@ from langchain_graphrag_milvus.milvus.schema import (
     Kind,
     check_collection,
     create_collection,
+    ensure_vector_index,
 )
 from langchain_graphrag_milvus.milvus.write_guard import WriteLease
 
@@ -49,7 +50,9 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_milvus import Milvus
 
-__all__ = ["MilvusConnection", "GENERATION_KEY", "STORE_ID_KEY", "index_and_search_params"]
+__all__ = ["MilvusConnection", "GENERATION_KEY", "STORE_ID_KEY", "TENANT_ROWS_KEY", "index_and_search_params"]
+
+logger = logging.getLogger("langchain_graphrag_milvus")
 
 #: The collection property (on the relation collection) that counts changes to the graph's data.
 GENERATION_KEY = "graphrag.generation"
@@ -58,6 +61,9 @@ GENERATION_KEY = "graphrag.generation"
 STORE_ID_KEY = "graphrag.store_id"
 #: Seconds a write waits for another writer of the same prefix before ``ConcurrentWriteError``.
 DEFAULT_WRITE_WAIT = 90.0
+#: The collection property (on the relation collection, set at creation) of a partitioned store whose
+#: entity and relation rows are kept per tenant (their ids hash the tenant); absent: rows shared.
+TENANT_ROWS_KEY = "graphrag.tenant_rows"
 
 
 def index_and_search_params(
@@ -139,6 +145,7 @@ class MilvusConnection:
         self._index_types: dict[Kind, str] = {}
         #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
         self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
+        self._tenant_rows: bool | None = None
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -248,6 +255,7 @@ class MilvusConnection:
                     consistency_level=self.consistency_level,
                     timeout=self.timeout,
                     partition_key=partition_key,
+                    properties=self._creation_properties(kind, partition_key),
                 )
             except Exception:
                 if not self.client.has_collection(name):
@@ -256,29 +264,51 @@ class MilvusConnection:
                 check_collection(self.client.describe_collection(name), kind, dim, partition_key)
                 self._ensure_index(name)
                 continue
-            if kind == "relations":  # the store's identity is born with its collections
-                self._set_properties(name, {STORE_ID_KEY: uuid.uuid4().hex})
             created.append(name)
         return created
+
+    @staticmethod
+    def _creation_properties(kind: Kind, partition_key: str | None) -> dict[str, str] | None:
+        """Properties a new collection is created with: the relation collection carries the store's identity."""
+        if kind != "relations":
+            return None
+        return {STORE_ID_KEY: uuid.uuid4().hex, **({TENANT_ROWS_KEY: "1"} if partition_key else {})}
 
     def _set_properties(self, name: str, properties: dict[str, str]) -> None:
         self.client.alter_collection_properties(name, properties=properties, timeout=self.timeout)
 
     def _ensure_index(self, name: str) -> None:
-        """Give a collection of ours without a vector index (a creation or re-index cut short) its index.
+        """A collection of ours left without a vector index (a creation or re-index cut short) gets it back."""
+        if ensure_vector_index(self.client, name, self.index_params):
+            self._index_types.clear()
 
-        A collection cannot be loaded without one; the index is this store's creation index
-        (``index="auto"`` switches it again at the next ingest if it is large enough).
+    def tenant_rows(self) -> bool:
+        """True if entity and relation rows are kept per tenant (their ids hash the tenant).
+
+        Only a store with a partition key keeps them so, and only if it was created with
+        the :data:`TENANT_ROWS_KEY` property (this version creates it so); a partitioned
+        store created by an earlier version shares its rows between tenants and keeps
+        working that way, with a warning. Without collections yet: True (they will be
+        created with the property).
         """
-        try:
-            if self.client.list_indexes(name):
-                return
-        except Exception:  # a backend without list_indexes: nothing to repair here
-            return
-        params = self.client.prepare_index_params()
-        params.add_index(field_name="vector", **self.index_params)
-        self.client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
-        self._index_types.clear()
+        if self.partition_key_field is None:
+            return False
+        known = self._tenant_rows
+        if known is not None:
+            return known
+        name = self.collection_name("relations")
+        if not self.client.has_collection(name):
+            return True
+        props = self.client.describe_collection(name).get("properties") or {}
+        known = self._tenant_rows = props.get(TENANT_ROWS_KEY) == "1"
+        if not known:
+            logger.warning(
+                "collections under prefix %r were created by an earlier version: their entity and relation rows "
+                "are shared between tenants (one tenant's spelling, merges and deletes of a shared name show in "
+                "the others' views). Re-ingest into a new collection_prefix to keep them per tenant",
+                self.collection_prefix,
+            )
+        return known
 
     def check_open(self) -> int:
         """Check the collections exist and are ours; return their dimension (loads them)."""
@@ -334,6 +364,7 @@ class MilvusConnection:
             self._vector_stores.clear()
             self.dim = None
             self._index_types.clear()
+            self._tenant_rows = None
 
     def vector_store(self, kind: Kind, embedding: Embeddings, search_params: Mapping[str, Any]) -> Milvus:
         """The collection of ``kind`` as a ``langchain_milvus.Milvus`` vector store (cached until close)."""

@@ -425,15 +425,21 @@ class GraphCache(Generic[LinkerT]):
 
         Reads the ids of all matching passages once per filter and graph state (with
         ``"Strong"`` consistency); later calls with the same filter are free until the
-        next ingest changes the graph. ``graph``: the index to take the view of (default:
+        next ingest changes the graph. On a store with per-tenant rows the view's
+        ``cache["tenants"]`` holds the tenants of its passages (sorted), under whose ids
+        a name is looked up exactly. ``graph``: the index to take the view of (default:
         the current one).
         """
         graph = self.current() if graph is None else graph
         cached = self._views.get(filter_expr)
         if cached is not None and cached[0] is graph:
             return cached
-        found = graph.passages.find(self.reads.matching_passages(graph.passages.ids, filter_expr))
+        field = self.connection.partition_key_field if self.connection.tenant_rows() else None
+        matched = self.reads.matching_passage_values(graph.passages.ids, filter_expr, field)
+        found = graph.passages.find([pid for pid, _ in matched])
         view = graph.view(found[found >= 0])
+        if field is not None:  # entities are per tenant: the view's names resolve among its tenants' ids
+            view.cache["tenants"] = tuple(sorted({v for _, v in matched if isinstance(v, str)}))
         with self._lock:
             if len(self._views) >= _MAX_VIEWS:
                 self._views.pop(next(iter(self._views)))

@@ -302,21 +302,31 @@ class MilvusReads:
         ``pk > "<last id>"``, which breaks on passage ids containing quotes, so it is not
         used for user-chosen ids.
         """
+        return [pid for pid, _ in self.matching_passage_values(ids, filter_expr)]
+
+    def matching_passage_values(
+        self, ids: Sequence[str], filter_expr: str, field: str | None = None
+    ) -> list[tuple[str, Any]]:
+        """(id, value of ``field``) of those of ``ids`` whose passages match ``filter_expr``.
+
+        Read as :meth:`matching_passages` reads; ``field=None``: the values are None.
+        """
         self.connection.check_open()
         layout, step = self.layout, self.layout.view_chunk
         key = layout.key_field("passages")
-        matched: list[str] = []
+        fields = [key] if field is None else list(dict.fromkeys([key, field]))
+        matched: list[tuple[str, Any]] = []
         for i in range(0, len(ids), step):
             chunk = [str(x) for x in ids[i : i + step]]
             rows = self.connection.client.query(
                 self.connection.collection_name("passages"),
                 filter=expr.and_all(layout.pk_filter("passages", chunk), filter_expr),
-                output_fields=[key],
+                output_fields=fields,
                 limit=len(chunk),
                 timeout=self.connection.timeout,
                 consistency_level="Strong",
             )
-            matched += [str(r[key]) for r in rows]
+            matched += [(str(r[key]), None if field is None else r.get(field)) for r in rows]
         return matched
 
     # ------------------------------------------------------------------ scans

@@ -37,6 +37,7 @@ __all__ = [
     "create_collection",
     "collection_dim",
     "check_collection",
+    "ensure_vector_index",
 ]
 
 Kind = Literal["entities", "relations", "passages"]
@@ -104,13 +105,15 @@ def create_collection(
     consistency_level: str,
     timeout: float | None,
     partition_key: str | None = None,
+    properties: dict[str, str] | None = None,
 ) -> None:
-    """Create, index and load one collection."""
+    """Create, index and load one collection (with these collection ``properties``, if given)."""
     client.create_collection(
         collection_name=name,
         schema=_schema(client, kind, dim, partition_key),
         consistency_level=consistency_level,
         timeout=timeout,
+        **({"properties": dict(properties)} if properties else {}),
     )
     params = client.prepare_index_params()
     params.add_index(field_name="vector", **index_params)
@@ -173,3 +176,20 @@ def check_collection(description: dict[str, Any], kind: Kind, dim: int | None, p
             f"gives {dim}; use the model the data was ingested with, or another collection_prefix"
         )
     return existing
+
+
+def ensure_vector_index(client: MilvusClient, name: str, index_params: dict[str, Any]) -> bool:
+    """Give a collection without a vector index (a creation or re-index cut short) ``index_params``.
+
+    A collection cannot be loaded without one. ``index="auto"`` switches it again at the
+    next ingest if it is large enough. Returns True if an index was created.
+    """
+    try:
+        if client.list_indexes(name):
+            return False
+    except Exception:  # a backend without list_indexes: nothing to repair here
+        return False
+    params = client.prepare_index_params()
+    params.add_index(field_name="vector", **index_params)
+    client.create_index(collection_name=name, index_params=params, timeout=None, sync=True)
+    return True

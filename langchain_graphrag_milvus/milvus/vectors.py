@@ -4,7 +4,9 @@ A vector is accepted if it is a flat sequence of real numbers, all finite, of th
 collections' dimension (or, before the collections exist, of the length most vectors of
 the batch have), and not all zeros when the metric is COSINE (a zero vector has no
 direction: every cosine score with it is NaN). Otherwise the batch raises, naming the
-offending texts, and nothing of it reaches Milvus.
+offending texts, and nothing of it reaches Milvus. :func:`partition_vectors` instead sorts
+a batch into usable and unusable vectors, for a non-strict ingest that skips only the
+documents whose vectors are bad.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError, InvalidEmbeddingError
 
-__all__ = ["check_vectors", "check_query_vectors"]
+__all__ = ["check_vectors", "check_query_vectors", "partition_vectors"]
 
 _SHOWN = 3
 
@@ -100,6 +102,37 @@ def check_vectors(texts: Sequence[str], vectors: Sequence[Any], *, dim: int | No
                 "cannot compare; nothing was written"
             )
     return matrix.tolist()  # type: ignore[no-any-return]
+
+
+def partition_vectors(
+    texts: Sequence[str], vectors: Sequence[Any], *, dim: int | None, cosine: bool
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """The usable vectors by text, and the texts whose vector is unusable with the reason.
+
+    For a non-strict ingest: one NaN, infinite, zero (COSINE), empty or non-numeric vector
+    costs only the documents that need it. A wrong number of vectors, or vectors of
+    another length than the collections' (or than the rest of the batch), still raise:
+    they mean a wrong model, not a bad document.
+
+    Raises:
+        InvalidEmbeddingError: The model returned another number of vectors than texts.
+        EmbeddingDimensionError: The usable vectors do not all have the expected length.
+    """
+    try:
+        return dict(zip(texts, check_vectors(texts, vectors, dim=dim, cosine=cosine))), {}
+    except InvalidEmbeddingError:
+        if isinstance(vectors, (str, bytes)) or len(vectors) != len(texts):
+            raise
+    good: dict[str, list[float]] = {}
+    bad: dict[str, str] = {}
+    for text, vector in zip(texts, vectors):
+        try:
+            good[text] = check_vectors([text], [vector], dim=dim, cosine=cosine)[0]
+        except InvalidEmbeddingError as exc:
+            bad[text] = str(exc).replace("; nothing was written", "")
+    if good:
+        check_vectors(list(good), list(good.values()), dim=dim, cosine=cosine)  # lengths agree
+    return good, bad
 
 
 def check_query_vectors(texts: Sequence[str], vectors: Sequence[Any]) -> list[list[float]]:

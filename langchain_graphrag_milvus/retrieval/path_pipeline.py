@@ -57,8 +57,8 @@ from langchain_graphrag_milvus.retrieval.effects import (
 from langchain_graphrag_milvus.retrieval.graph_pipeline import query_entities
 from langchain_graphrag_milvus.retrieval.linearize import PathRelation, linearize_path
 from langchain_graphrag_milvus.retrieval.params import PathParams
-from langchain_graphrag_milvus.retrieval.stages import search_in_view
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id, stable_id
+from langchain_graphrag_milvus.retrieval.stages import exact_entities, search_in_view
+from langchain_graphrag_milvus.text.names import id_to_key, key_to_id, stable_id
 
 __all__ = ["PathParams", "path_pipeline", "no_path_event", "NO_PATH_EVENT"]
 
@@ -123,8 +123,7 @@ def _entity_indices(
 
 def _exact_indices(graph: GraphIndex, names: Sequence[str], view: GraphView | None) -> list[int]:
     """Entity index of each name (case/variant-insensitive), -1 if none or outside the view."""
-    found = graph.entities.find(np.array([id_to_key(entity_id(n)) for n in names], np.uint64)).tolist()
-    return [i if i >= 0 and (view is None or view.entities[i]) else -1 for i in found]
+    return [int(i) for i in exact_entities(graph, names, view).tolist()]
 
 
 def _path_score(path: Sequence[int], edge_score: dict[tuple[int, int], float]) -> float:

@@ -126,9 +126,9 @@ def _candidates(
 
 
 def allowed(lookup: Any, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
-    """The hits whose graph index the mask allows (unknown ids are dropped too)."""
+    """Hits the mask allows (unknown ids dropped); equal scores by id (Milvus' storage order varies)."""
     idx = _graph_indices(lookup, [h.id for h in hits])
-    return [h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]]
+    return sorted((h for h, i in zip(hits, idx.tolist()) if i >= 0 and mask[i]), key=lambda h: (-h.score, h.id))
 
 
 def search_in_view(
@@ -296,10 +296,16 @@ def ppr_ranking(
 
 
 def exact_entities(graph: GraphIndex, names: Sequence[str], view: GraphView | None) -> np.ndarray:
-    """The graph entity each name is exactly (``-1``: none, or one outside the view)."""
-    exact = _graph_indices(graph.entities, [entity_id(n) for n in names])
-    if view is not None and exact.size:
-        exact = np.where((exact >= 0) & view.entities[np.maximum(exact, 0)], exact, -1)
+    """The graph entity each name is exactly (``-1``: none, or one outside the view).
+
+    With per-tenant rows (the view's ``cache["tenants"]``) a name is its id under one of the view's tenants.
+    """
+    exact = np.full(len(names), -1, np.int64)
+    for tenant in (view.cache.get("tenants") if view is not None else None) or (None,):
+        found = _graph_indices(graph.entities, [entity_id(n, tenant) for n in names]).astype(np.int64)
+        if view is not None and found.size:
+            found = np.where((found >= 0) & view.entities[np.maximum(found, 0)], found, -1)
+        exact = np.where(exact >= 0, exact, found) if found.size else exact
     return exact
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +23,17 @@ __all__ = ["Subgraph", "SubgraphNode", "SubgraphEdge", "NodeKind", "EdgeKind"]
 NodeKind = Literal["query_entity", "entity", "relation", "passage"]
 EdgeKind = Literal["match", "subject", "object", "expands", "supports"]
 _SCALARS = (str, int, float, bool)
+_NOT_XML = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _xml_safe(value: Any) -> Any:
+    """A string with the characters XML 1.0 cannot hold escaped (other values as they are)."""
+    return _NOT_XML.sub(_xml_escape, value) if isinstance(value, str) else value
 
 
 @dataclass(frozen=True)
@@ -142,10 +154,22 @@ class Subgraph:
         return graph
 
     def write_graphml(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_networkx` as GraphML (loads in networkx, Gephi, yEd, Cytoscape)."""
+        r"""Write :meth:`to_networkx` as GraphML (loads in networkx, Gephi, yEd, Cytoscape).
+
+        The file is always well-formed XML 1.0: characters XML cannot hold (control
+        characters other than tab and newline, carriage returns, lone surrogates,
+        U+FFFE/U+FFFF) are written as ``\x1b`` / ``\udc80`` escapes in node ids and in
+        every text attribute.
+        """
         import networkx as nx
 
-        nx.write_graphml(self.to_networkx(), os.fspath(path))
+        graph = self.to_networkx()
+        safe = nx.relabel_nodes(graph, {n: _xml_safe(n) for n in graph.nodes}, copy=True)
+        for attrs in [safe.graph, *(d for _, d in safe.nodes(data=True)), *(d for *_, d in safe.edges(data=True))]:
+            cleaned = {_xml_safe(k): _xml_safe(v) for k, v in attrs.items()}
+            attrs.clear()
+            attrs.update(cleaned)
+        nx.write_graphml(safe, os.fspath(path))
 
     def write_json(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_json` to a UTF-8 file."""

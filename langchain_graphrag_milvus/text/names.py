@@ -20,6 +20,14 @@ Example:
     True
     >>> len(relation_id("a", "b", "c"))
     16
+    >>> entity_id("Acme", tenant="a") != entity_id("Acme", tenant="b") != entity_id("Acme")
+    True
+
+**Tenants.** In a store whose entity and relation rows are kept per tenant (a store with
+a partition key, created by this version), ids derive from (tenant, normalised name):
+each tenant has its own rows, spelling and links. The tenant enters the hash as the 32
+hex digits of its own BLAKE2b digest (:func:`tenant_scope`), a fixed-length part, so no
+tenant string (quotes, separators, any Unicode) can make another tenant's id.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ __all__ = [
     "entity_key",
     "entity_id",
     "relation_id",
+    "tenant_scope",
     "relation_text",
     "stable_id",
     "content_hash",
@@ -72,14 +81,27 @@ def stable_id(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def entity_id(name: str) -> str:
-    """The id of the entity named ``name`` (any surface variant gives the same id)."""
-    return stable_id("entity", entity_key(name))
+def tenant_scope(tenant: str) -> str:
+    """32 hex digits standing for ``tenant`` in the ids of its entities and relations."""
+    return hashlib.blake2b(tenant.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def relation_id(subject: str, predicate: str, obj: str) -> str:
-    """The id of the relation (subject, predicate, object), normalised like entities."""
-    return stable_id("relation", entity_key(subject), entity_key(predicate), entity_key(obj))
+def entity_id(name: str, tenant: str | None = None) -> str:
+    """The id of the entity named ``name`` (any surface variant gives the same id).
+
+    With ``tenant`` (a store with per-tenant rows), the id of that tenant's entity.
+    """
+    if tenant is None:
+        return stable_id("entity", entity_key(name))
+    return stable_id("entity", tenant_scope(tenant), entity_key(name))
+
+
+def relation_id(subject: str, predicate: str, obj: str, tenant: str | None = None) -> str:
+    """The id of the relation (subject, predicate, object), normalised like entities (per ``tenant`` if given)."""
+    parts = (entity_key(subject), entity_key(predicate), entity_key(obj))
+    if tenant is None:
+        return stable_id("relation", *parts)
+    return stable_id("relation", tenant_scope(tenant), *parts)
 
 
 def relation_text(subject: str, predicate: str, obj: str) -> str:

@@ -264,23 +264,43 @@ FAULTS = [
 
 
 def test_bad_vectors_are_refused_before_anything_is_created_or_written(make_store) -> None:
+    """strict: the batch raises naming the document, nothing written; otherwise only it is skipped.
+
+    A vector of another length (RAGGED) means a wrong model, not a bad document: it raises
+    in both modes.
+    """
     store = make_store(FaultyEmbeddings())
     good = [doc(f"g{i}", f"Good passage {i} about Ada.", [["Ada", "wrote", f"note {i}"]]) for i in range(4)]
     for fault, error in FAULTS:
         with pytest.raises(error, match=f"A {fault} passage"):
-            store.add_documents([*good, doc("bad", f"A {fault} passage.", [["Ada", "met", "Bob"]])])
+            store.add_documents([*good, doc("bad", f"A {fault} passage.", [["Ada", "met", "Bob"]])], strict=True)
         assert not store.exists(), fault  # no collection was created from the failed batch
+    with pytest.raises(EmbeddingDimensionError, match="A RAGGED passage"):
+        store.add_documents([*good, doc("bad", "A RAGGED passage.", [["Ada", "met", "Bob"]])])
+    assert not store.exists()
     store.add_documents(good)
     before = store.counts()
     for fault, error in FAULTS:
         bad = doc("bad", f"A {fault} passage.", [["Ada", "met", "Bob"]])
         with pytest.raises(error, match=f"A {fault} passage"):
-            store.add_documents([doc("g9", "Another good one.", [["Cy", "owns", "Dot"]]), bad])
+            store.add_documents([doc("g9", "Another good one.", [["Cy", "owns", "Dot"]]), bad], strict=True)
         with pytest.raises(error):  # an entity name that embeds badly is caught the same way
-            store.add_documents([doc("g8", "Fine text.", [["Ada", "met", f"{fault} entity"]])])
+            store.add_documents([doc("g8", "Fine text.", [["Ada", "met", f"{fault} entity"]])], strict=True)
         with pytest.raises(error):  # an update with bad new vectors leaves the old version in place
-            store.upsert_documents([doc("g0", f"Now a {fault} passage.", [["Ada", "wrote", "note 0"]])])
+            store.upsert_documents([doc("g0", f"Now a {fault} passage.", [["Ada", "wrote", "note 0"]])], strict=True)
         assert store.counts() == before, fault
+    for fault, _ in FAULTS[:4]:  # not strict: the bad documents are skipped and counted, the good ones stored
+        report = store.upsert_documents([doc("g0", f"Now a {fault} passage.", [["Ada", "wrote", "note 0"]])])
+        assert report.ingested.records_skipped == 1 and report.ingested.passages_updated == 0, fault
+        report = store.add_documents(
+            [
+                doc(f"g9{fault}", f"Another good one {fault.lower()}.", []),
+                doc("g8", "Fine.", [["Ada", "met", f"{fault} x"]]),
+            ]
+        )
+        assert report.passages_added == 1 and report.records_skipped == 1, fault
+        assert [p.record_id for p in report.problems] == ["g8"], fault
+    assert store.counts()["passages"] == before["passages"] + 4
     assert store.fetch("passages", ["g0"], ("text",))["g0"]["text"].startswith("Good")
     assert len(MilvusGraphRetriever(store=store, k=2).invoke("What did Ada write?")) == 2
 

@@ -5,7 +5,8 @@ sources and metadata values (quotes, backslashes, brackets, ``or`` clauses, ``pk
 newlines, unicode, very long strings) for two tenants (one of them hostile), on a store with
 ``partition_key_field="tenant"``. After every step the store must equal the model: every
 passage row (id, text, tenant, metadata, source), every relation (which passages support
-it) and every entity; nothing else added, changed or deleted. Retrieval steps check that a
+it, one row per tenant) and every entity (one row per tenant and name); nothing else added,
+changed or deleted. Retrieval steps check that a
 filtered naive or graph retriever (sync or async) returns only passages of that tenant (or
 with that metadata value), exactly as the model holds them, and as many as it should.
 
@@ -23,6 +24,11 @@ skipped and reported (``sources_skipped``, or a skipped record when it names no 
 and either way the source keeps its old version. An operation that raises a ``GraphRAGError``
 must leave the store unchanged, and may only do so for input that is invalid by those rules (an
 id over the byte limit, an id in another source's chunk form).
+
+A rule arms a failure for the next write operation: its ``at``-th Milvus write (insert, upsert,
+delete, index calls) fails before or after it is applied, and the operation is re-run -- by the
+same store, or by a new store on the same collections (a restarted application). The store must
+then equal the model exactly as if nothing had failed.
 
 Profiles (``STORE_MODEL_PROFILE``): ``ci`` (default; fixed seed, a few short runs per
 backend) and ``long`` (random; ``STORE_MODEL_EXAMPLES`` runs of up to 25 steps per backend;
@@ -62,6 +68,7 @@ from langchain_graphrag_milvus.errors import GraphRAGError
 
 from ..conftest import BACKENDS
 from ..fakes import LexicalEmbeddings
+from ..faults import FailAt, InjectedFailure
 
 PROFILE = os.environ.get("STORE_MODEL_PROFILE", "ci")
 settings.register_profile(
@@ -198,16 +205,20 @@ class StoreModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.store = MilvusGraphStore(
-            LexicalEmbeddings(64),
-            uri=self.uri,
-            collection_prefix=f"model{uuid.uuid4().hex[:10]}",
-            partition_key_field="tenant",
-            consistency_level="Strong",
-        )
+        self.store = self._open(f"model{uuid.uuid4().hex[:10]}")
+        self.armed: tuple[int, bool, bool] | None = None
         self.known: dict[str, Row] = {}  # passages whose id the model knows
         self.auto: dict[tuple[str, tuple[tuple[str, Any], ...]], Row] = {}  # generated ids: (text, meta)
         type(self).stats["runs"] += 1
+
+    def _open(self, prefix: str) -> MilvusGraphStore:
+        return MilvusGraphStore(
+            LexicalEmbeddings(64),
+            uri=self.uri,
+            collection_prefix=prefix,
+            partition_key_field="tenant",
+            consistency_level="Strong",
+        )
 
     def teardown(self) -> None:
         try:
@@ -243,11 +254,41 @@ class StoreModel(RuleBasedStateMachine):
             source = meta.get("source", AUTO)
             self.auto[(doc.page_content, _freeze(meta))] = Row(doc.page_content, _freeze(meta), source, trips)  # type: ignore[arg-type]
 
+    @rule(at=st.integers(1, 12), after=st.booleans(), fresh=st.booleans())
+    def arm_failure(self, at: int, after: bool, fresh: bool) -> None:
+        """The next write operation fails at its ``at``-th Milvus write (before or ``after`` it is applied).
+
+        It is then run again -- by a new store on the same collections when ``fresh`` (an
+        application restarted after a crash) -- and the store must equal the model as if the
+        failure had not happened.
+        """
+        self.armed = (at, after, fresh)
+
+    def _interrupted(self, operation: Any) -> None:
+        """Run ``operation`` with the armed failure; if it was hit, re-run it (maybe from a new store)."""
+        at, after, fresh = self.armed or (0, False, False)
+        self.armed = None
+        fail = FailAt(self.store, at, after=after)
+        try:
+            operation()
+            return
+        except InjectedFailure:
+            type(self).stats["interrupted"] += 1
+        finally:
+            fail.detach()
+        if fresh:
+            old, self.store = self.store, self._open(self.store.collection_prefix)
+            old.close()
+        operation()
+
     def _apply(self, operation: Any, invalid: bool, update: Any) -> None:
         """Run ``operation``; on success apply ``update`` to the model, on a typed error expect no change."""
         type(self).stats["steps"] += 1
         try:
-            operation()
+            if self.armed is not None:
+                self._interrupted(operation)
+            else:
+                operation()
         except GraphRAGError as exc:
             assert invalid, f"a valid operation was refused: {short(exc)}"
             type(self).stats["refused"] += 1
@@ -458,31 +499,45 @@ class StoreModel(RuleBasedStateMachine):
         self._check_graph(rows)
 
     def _check_graph(self, rows: dict[str, Row]) -> None:
-        """Relations and entities are exactly those the model's passages state."""
+        """Relations and entities are exactly those the model's passages state, each tenant's its own rows.
+
+        The store keeps entity and relation rows per tenant: one relation row per (tenant,
+        triple), all its passages that tenant's; one entity row per (tenant, name).
+        """
         key_of = {pk: (pk if pk in self.known else (r.text, r.meta)) for pk, r in rows.items()}
-        want: dict[tuple[str, str, str], set[Any]] = {}
+        tenant_of: dict[Any, Any] = {}
+        want: dict[tuple[Any, str, str, str], set[Any]] = {}
         for key, row in [*self.known.items(), *self.auto.items()]:
+            tenant_of[key] = dict(row.meta).get("tenant")
             for s, p, o in row.triplets:
-                want.setdefault((s, p, o), set()).add(key)
-        got: dict[tuple[str, str, str], set[Any]] = {}
+                want.setdefault((tenant_of[key], s, p, o), set()).add(key)
+        got: dict[tuple[Any, str, str, str], set[Any]] = {}
         if self.store.exists():
             c, name = self.store.client, self.store.collection_name
             ents = {
                 e["pk"]: e["text"]
                 for e in c.query(name("entities"), filter='pk != ""', output_fields=["text"], limit=16_384)
             }
+            ent_tenants: dict[str, set[Any]] = {}
             for r in c.query(
                 name("relations"),
                 filter='pk != ""',
                 output_fields=["subject_id", "predicate", "object_id", "passage_ids"],
                 limit=16_384,
             ):
-                triple = (ents.get(r["subject_id"], "?"), r["predicate"], ents.get(r["object_id"], "?"))
+                keys = {key_of.get(p, ("missing passage", p)) for p in r["passage_ids"]}
+                tenants = {tenant_of.get(k) for k in keys}
+                assert len(tenants) == 1, f"relation {r['pk']} links passages of tenants {tenants}"
+                tenant = tenants.pop()
+                for eid in (r["subject_id"], r["object_id"]):
+                    ent_tenants.setdefault(eid, set()).add(tenant)
+                triple = (tenant, ents.get(r["subject_id"], "?"), r["predicate"], ents.get(r["object_id"], "?"))
                 assert triple not in got, f"relation {triple} stored twice"
-                got[triple] = {key_of.get(p, ("missing passage", p)) for p in r["passage_ids"]}
-            names = set(ents.values())
-            assert len(names) == len(ents), "an entity name is stored twice"
-            assert names == {n for s, _, o in want for n in (s, o)}, "entities differ from the model's"
+                got[triple] = keys
+            assert all(len(t) == 1 for t in ent_tenants.values()), "an entity row serves two tenants"
+            names = {(next(iter(ent_tenants.get(eid, {None}))), text) for eid, text in ents.items()}
+            assert len(names) == len(ents), "an entity name is stored twice in one tenant"
+            assert names == {(t, n) for t, s, _, o in want for n in (s, o)}, "entities differ from the model's"
         assert got == want, f"relations differ: store {short(got)}, model {short(want)}"
 
 
