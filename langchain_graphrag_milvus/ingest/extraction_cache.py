@@ -34,6 +34,7 @@ import re
 import sqlite3
 import threading
 import types
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,8 +93,36 @@ def _describe(obj: Any, depth: int = 0) -> bytes:
     return hashlib.sha256(type(obj).__qualname__.encode() + b"\0" + b"\0".join(parts)).digest()
 
 
+_NAMES: dict[int, tuple[Any, str]] = {}
+_NAMES_LOCK = threading.RLock()  # (a collected extractor forgets its name under it, maybe inside it)
+
+
 def extractor_name(extractor: Any) -> str:
-    """The cache identity of an extractor (see the module rules)."""
+    """The cache identity of an extractor (see the module rules).
+
+    Computed once per extractor object: state its code changes as it runs (a list its closure
+    appends to) does not change the identity of the same object within a process.
+    """
+    key = id(extractor)
+    with _NAMES_LOCK:
+        known = _NAMES.get(key)
+    if known is not None and (known[0]() if isinstance(known[0], weakref.ref) else known[0]) is extractor:
+        return known[1]
+    name = _extractor_name(extractor)
+    def forget(_ref: Any) -> None:
+        with _NAMES_LOCK:
+            _NAMES.pop(key, None)
+
+    try:
+        ref: Any = weakref.ref(extractor, forget)
+    except TypeError:  # not weakly referenceable: kept (extractors are few and long-lived)
+        ref = extractor
+    with _NAMES_LOCK:
+        _NAMES[key] = (ref, name)
+    return name
+
+
+def _extractor_name(extractor: Any) -> str:
     config = getattr(extractor, "config", None) or {}
     if config.get("run_name"):
         return str(config["run_name"])
