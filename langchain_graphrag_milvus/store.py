@@ -271,17 +271,13 @@ class MilvusGraphStore:
     def close(self) -> None:
         """Close the clients; with Milvus Lite, stop its embedded server if nothing else uses it.
 
-        It can be used again (it reconnects). The server is stopped when the last store of
-        the process on that path closes, only if one of them started it and no other client
-        uses it: a ``langchain_milvus.Milvus`` store on the same ``.db`` keeps working.
+        It can be used again (it reconnects). The server stops when the last store on that path
+        closes, if one of them started it and no other client (a ``langchain_milvus.Milvus``) uses it.
         """
         self._connection.close()
 
     def drop(self) -> None:
-        """Drop the collections this store owns and forget the graph (irreversible).
-
-        All are checked first: one that is not this package's raises ``ForeignCollectionError``.
-        """
+        """Drop this store's collections, forget the graph (irreversible; a foreign one: ``ForeignCollectionError``)."""
         with self._connection.lock:
             self._connection.drop()
             self._graph_cache.forget()
