@@ -30,6 +30,9 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 #: Calls of up to this many texts run on ``query_threads`` torch threads.
 SMALL_CALL = 8
+_THREADS_LOCK = threading.Lock()
+_small_calls = 0
+_saved_threads = 1
 
 
 def local_embeddings_available() -> bool:
@@ -51,8 +54,9 @@ class LocalMiniLMEmbeddings(Embeddings):
     ``query_threads`` torch threads (default 1), larger batches on torch's default. On a busy
     2-core machine torch's default OpenMP threads spin against the other load: one query took
     268 ms (p50) with 2 threads and 32 ms with one (``benchmarks/bench_embedding_threads.py``);
-    an idle machine embeds one query as fast on one thread. Calls of one instance run one at a
-    time (the thread setting is process-wide).
+    an idle machine embeds one query as fast on one thread. Calls never wait for each other (a
+    query during an ingest's batch runs at once); the thread setting is process-wide, so a batch
+    that runs while a query does shares its single thread for that moment.
 
     Args:
         batch_size: Texts per forward pass.
@@ -70,7 +74,6 @@ class LocalMiniLMEmbeddings(Embeddings):
         self.model_name = MODEL_NAME
         self._model: Any = None
         self._lock = threading.Lock()
-        self._encode_lock = threading.Lock()
 
     def _load(self) -> Any:
         if self._model is None:
@@ -102,24 +105,40 @@ class LocalMiniLMEmbeddings(Embeddings):
             return []
         model = self._load()
         small = self.query_threads is not None and len(texts) <= SMALL_CALL
-        with self._encode_lock:
-            import torch
-
-            threads = torch.get_num_threads()
+        if small:
+            self._enter_small()
+        try:
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        finally:
             if small:
-                torch.set_num_threads(int(self.query_threads or 1))
-            try:
-                vectors = model.encode(
-                    list(texts),
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            finally:
-                if small:
-                    torch.set_num_threads(threads)
+                self._leave_small()
         return [v.tolist() for v in vectors]
+
+    def _enter_small(self) -> None:
+        """A small call starts: torch on ``query_threads`` while any small call runs (process-wide)."""
+        import torch
+
+        with _THREADS_LOCK:
+            global _small_calls, _saved_threads
+            if _small_calls == 0:
+                _saved_threads = torch.get_num_threads()
+                torch.set_num_threads(int(self.query_threads or 1))
+            _small_calls += 1
+
+    def _leave_small(self) -> None:
+        import torch
+
+        with _THREADS_LOCK:
+            global _small_calls
+            _small_calls -= 1
+            if _small_calls == 0:
+                torch.set_num_threads(_saved_threads)
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""

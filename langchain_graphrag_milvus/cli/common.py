@@ -123,7 +123,7 @@ def open_store(
     Raises:
         ValueError: ``--graph-path`` is the working folder or contains it.
     """
-    from langchain_graphrag_milvus.cli.tenancy import check_graph_path
+    from langchain_graphrag_milvus.cli.discovery import check_graph_path
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
     check_graph_path(args.graph_path)

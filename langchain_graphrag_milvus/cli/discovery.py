@@ -191,3 +191,27 @@ def find_files(
     walk.found.files.sort(key=lambda f: f.source)
     walk.found.skipped.sort()
     return walk.found
+
+
+def check_graph_path(graph_path: str | None, roots: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """Refuse a ``--graph-path`` that is, contains or sits inside the working folder or a root.
+
+    Raises:
+        ValueError: Naming ``--graph-path`` and the folder it collides with.
+    """
+    if not graph_path:
+        return
+    where = Path(graph_path).resolve()
+    cwd = Path.cwd().resolve()
+    if where == cwd or where in cwd.parents:
+        raise ValueError(
+            f"--graph-path {display_path(graph_path)!r} is the working folder or contains it; the index's files "
+            "would be written among yours: name a new folder, e.g. --graph-path .graphrag-index"
+        )
+    for root in roots:
+        resolved = Path(root).resolve()
+        if is_within(where, [resolved]) or where in resolved.parents:
+            raise ValueError(
+                f"--graph-path {display_path(graph_path)!r} is inside or contains the ingest path "
+                f"{display_path(root)!r}; keep the index outside the folders you ingest"
+            )

@@ -18,89 +18,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from langchain_graphrag_milvus.cli.common import add_store_arguments, log, make_extractor, show_progress
-from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
+from langchain_graphrag_milvus.cli.output import emit, terminal_json
+from langchain_graphrag_milvus.cli.summary import IngestSummary
 
 __all__ = ["IngestSummary", "run"]
 
 _BATCH_PASSAGES = 128
-
-
-@dataclass
-class IngestSummary:
-    """What one ``ingest`` run did (printed at the end; ``--json`` prints it as JSON)."""
-
-    files_found: int = 0
-    files_ingested: int = 0
-    files_unchanged: int = 0
-    files_skipped: int = 0
-    files_deleted: int = 0
-    chunks: int = 0
-    passages_added: int = 0
-    passages_updated: int = 0
-    passages_unchanged: int = 0
-    passages_deleted: int = 0
-    entities_added: int = 0
-    relations_added: int = 0
-    entities_deleted: int = 0
-    relations_deleted: int = 0
-    texts_embedded: int = 0
-    extraction_calls: int = 0
-    extraction_failures: int = 0
-    seconds: float = 0.0
-    files_cleared: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    cleared: list[tuple[str, str]] = field(default_factory=list)
-    outside_links: list[str] = field(default_factory=list)
-    tenant: str | None = None
-
-    def text(self) -> str:
-        """The human summary."""
-        lines = [
-            f"files: {self.files_found} found, {self.files_ingested} new or changed, {self.files_unchanged} "
-            f"unchanged, {self.files_skipped} skipped, {self.files_deleted} deleted (vanished), "
-            f"{self.files_cleared} emptied or unreadable (passages removed)",
-            f"passages: {self.chunks} chunks loaded; {self.passages_added} added, {self.passages_updated} updated, "
-            f"{self.passages_unchanged} unchanged, {self.passages_deleted} deleted",
-            f"graph: {self.entities_added} entities and {self.relations_added} relations added; "
-            f"{self.entities_deleted} entities and {self.relations_deleted} relations deleted",
-            f"embedded {self.texts_embedded} texts; extraction: {self.extraction_calls} calls, "
-            f"{self.extraction_failures} failed; {self.seconds:.1f}s",
-        ]
-        if self.tenant is not None:
-            lines.insert(0, f"tenant: {terminal_text(self.tenant)}")
-        lines += [f"  skipped {terminal_text(s)}: {terminal_text(r)}" for s, r in self.skipped[:50]]
-        if len(self.skipped) > 50:
-            lines.append(f"  ... and {len(self.skipped) - 50} more skipped")
-        lines += [f"  removed the stored passages of {terminal_text(s)}: {terminal_text(r)}" for s, r in self.cleared]
-        if self.outside_links:
-            lines.append(f"  {len(self.outside_links)} symbolic links leave the given folders and were not followed")
-        return "\n".join(lines)
-
-    def add_ingest(self, report: Any) -> None:
-        """Add an ``IngestReport``'s counts."""
-        self.passages_added += report.passages_added
-        self.passages_updated += report.passages_updated
-        self.passages_unchanged += report.passages_unchanged
-        self.entities_added += report.entities_added
-        self.relations_added += report.relations_added
-        self.entities_deleted += report.entities_removed
-        self.relations_deleted += report.relations_removed
-        self.texts_embedded += report.texts_embedded
-        self.extraction_calls += report.extraction_calls
-        self.extraction_failures += report.extraction_failures
-        self.skipped += [(p.record_id, p.reason) for p in report.problems[:50]]
-
-    def add_delete(self, report: Any) -> None:
-        """Add a ``DeleteReport``'s counts."""
-        self.passages_deleted += report.passages_deleted
-        self.entities_deleted += report.entities_deleted
-        self.relations_deleted += report.relations_deleted
 
 
 def _roots(paths: list[str], sync: bool) -> tuple[list[str], list[str]]:
@@ -121,9 +49,9 @@ def _roots(paths: list[str], sync: bool) -> tuple[list[str], list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``ingest``."""
-    from langchain_graphrag_milvus.cli.discovery import find_files
+    from langchain_graphrag_milvus.cli.discovery import check_graph_path, find_files
     from langchain_graphrag_milvus.cli.ingest_files import Target, delete_vanished, ingest_loaded, load_changed
-    from langchain_graphrag_milvus.cli.tenancy import check_graph_path, open_tenant_store
+    from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
     from langchain_graphrag_milvus.ingest.loaders import ChunkSettings
 
     started = time.perf_counter()

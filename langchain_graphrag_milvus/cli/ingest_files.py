@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_core.documents import Document
 
-    from langchain_graphrag_milvus.cli.ingest import IngestSummary
+    from langchain_graphrag_milvus.cli.summary import IngestSummary
     from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, LoadedFile, SourceFile
     from langchain_graphrag_milvus.store import MilvusGraphStore
 

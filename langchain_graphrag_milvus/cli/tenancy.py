@@ -15,12 +15,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_graphrag_milvus.cli.discovery import display_path, is_within
+from langchain_graphrag_milvus.cli.discovery import check_graph_path, display_path
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -30,30 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TENANT_FIELD", "check_graph_path", "existing_partition_key", "open_tenant_store", "tenant_filter"]
 
 DEFAULT_TENANT_FIELD = "tenant"
-
-
-def check_graph_path(graph_path: str | None, roots: Sequence[str | os.PathLike[str]] = ()) -> None:
-    """Refuse a ``--graph-path`` that is, contains or sits inside the working folder or a root.
-
-    Raises:
-        ValueError: Naming ``--graph-path`` and the folder it collides with.
-    """
-    if not graph_path:
-        return
-    where = Path(graph_path).resolve()
-    cwd = Path.cwd().resolve()
-    if where == cwd or where in cwd.parents:
-        raise ValueError(
-            f"--graph-path {display_path(graph_path)!r} is the working folder or contains it; the index's files "
-            "would be written among yours: name a new folder, e.g. --graph-path .graphrag-index"
-        )
-    for root in roots:
-        resolved = Path(root).resolve()
-        if is_within(where, [resolved]) or where in resolved.parents:
-            raise ValueError(
-                f"--graph-path {display_path(graph_path)!r} is inside or contains the ingest path "
-                f"{display_path(root)!r}; keep the index outside the folders you ingest"
-            )
 
 
 def existing_partition_key(store: MilvusGraphStore) -> str | None:

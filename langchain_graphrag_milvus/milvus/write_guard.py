@@ -39,14 +39,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_graphrag_milvus.errors import ConcurrentWriteError
 from langchain_graphrag_milvus.milvus.lite import is_lite
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.milvus.connection import MilvusConnection
-    from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 
 __all__ = ["WRITER_KEY", "LEASE_TTL", "SETTLE", "WriteLease", "write_guard", "process_lock"]
 
@@ -60,19 +56,53 @@ LEASE_TTL = 60.0
 SETTLE = 0.15
 _RENEW_AFTER = LEASE_TTL / 3
 
+class LeaseConnection(Protocol):
+    """What the guard needs of a :class:`~.connection.MilvusConnection` (which holds the lease)."""
+
+    uri: str
+    collection_prefix: str
+    timeout: float | None
+
+    @property
+    def client(self) -> Any:
+        """The synchronous client."""
+
+    def resolved_args(self) -> dict[str, Any]:
+        """The client's arguments."""
+
+    def collection_name(self, kind: Any) -> str:
+        """The collection of a kind."""
+
+
+class GuardedGraph(Protocol):
+    """What the guard needs of a :class:`~.graph_cache.GraphCache`."""
+
+    bumps: int
+
+    @property
+    def loaded(self) -> Any:
+        """The graph in memory, or None."""
+
+    def refresh(self) -> bool:
+        """Reload if another writer changed the data."""
+
+    def forget(self) -> None:
+        """Drop the graph (rebuilt on next use)."""
+
+
 _locks: dict[tuple[str, ...], threading.RLock] = {}
 _depth: dict[tuple[str, ...], int] = {}
 _locks_guard = threading.Lock()
 
 
-def _lock_key(conn: MilvusConnection) -> tuple[str, ...]:
+def _lock_key(conn: LeaseConnection) -> tuple[str, ...]:
     args = conn.resolved_args()
     if is_lite(conn.uri):  # Lite's schema files are shared by every collection of the directory
         return ("lite", str(args["uri"]))
     return ("server", str(args["uri"]), str(args.get("db_name") or ""), conn.collection_prefix)
 
 
-def process_lock(conn: MilvusConnection) -> threading.RLock:
+def process_lock(conn: LeaseConnection) -> threading.RLock:
     """The lock every store of this process writing where ``conn`` writes shares."""
     key = _lock_key(conn)
     with _locks_guard:
@@ -90,7 +120,7 @@ class WriteLease:
         wait: Seconds to wait for another writer's lease before :class:`ConcurrentWriteError`.
     """
 
-    def __init__(self, conn: MilvusConnection, wait: float) -> None:
+    def __init__(self, conn: LeaseConnection, wait: float) -> None:
         self.conn = conn
         self.wait = wait
         self.token = uuid.uuid4().hex
@@ -186,7 +216,7 @@ class WriteLease:
 
 
 @contextlib.contextmanager
-def write_guard(conn: MilvusConnection, graph: GraphCache[Any], lease: WriteLease) -> Iterator[None]:
+def write_guard(conn: LeaseConnection, graph: GuardedGraph, lease: WriteLease) -> Iterator[None]:
     """Run one write operation alone (threads and processes) and keep the graph honest if it fails.
 
     Re-entrant: an operation that calls another (an upsert deletes, then ingests) holds it once.
