@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline]"
+	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline,server]"
 	touch $(STAMP)
 
 demo: $(STAMP)
