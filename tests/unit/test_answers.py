@@ -18,8 +18,11 @@ DOCS = [
         "Euler was a student of Johann Bernoulli.",
         id="p1",
         metadata={
-            "source": "euler.pdf", "page": 3, "_passage_id": "p1", "_relations": ["Euler was a student of Johann Bernoulli"]
-        },  # fmt: skip
+            "source": "euler.pdf",
+            "page": 3,
+            "_passage_id": "p1",
+            "_relations": ["Euler was a student of Johann Bernoulli"],
+        },
     ),
     Document("Johann Bernoulli was the father of Daniel.", id="p2", metadata={"source": "bernoulli.md"}),
 ]
