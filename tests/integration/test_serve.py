@@ -218,3 +218,24 @@ async def test_mcp_over_stdio(tmp_path):
             assert len(found.structured_content["documents"]) == 2
             stats = await session.call_tool("stats", {})
             assert stats.structured_content["passages"] == len(nano_dataset())
+
+
+def test_cli_ask_with_citations_and_without_a_key(tmp_path, capsys, monkeypatch):
+    from langchain_graphrag_milvus.cli.common import FAKE_ANSWER
+    from langchain_graphrag_milvus.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    uri = str(tmp_path / "a.db")
+    store = MilvusGraphStore(DeterministicFakeEmbedding(size=64), uri=uri, collection_prefix="graphrag")
+    store.add_records(nano_dataset())
+    store.close()
+    common = ["--embeddings", "fake", "--uri", uri, "-k", "2"]
+    assert main(["ask", "Who taught Euler?", "--llm", "fake", "--json", *common]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["answer"] == FAKE_ANSWER and out["citations"][0]["n"] == 1 and len(out["passages"]) == 2
+    assert main(["ask", "Who taught Euler?", "--llm", "fake", *common]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(FAKE_ANSWER) and "Sources:\n[1] " in text
+    assert main(["ask", "Who taught Euler?", *common]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
