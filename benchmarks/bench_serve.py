@@ -3,15 +3,17 @@
 MuSiQue's 1,890 passages with their triplets, MiniLM embeddings, Milvus Lite in a temporary folder
 (one process may open a Lite folder, so the phases run one after another):
 
-1. in-process: ``MilvusGraphRetriever(k=4).invoke`` over the 51 dev questions (after one warm-up pass);
+1. in-process: ``MilvusGraphRetriever(k=4).invoke`` over the 51 dev questions (after one warm-up pass),
+   with ``Strong`` reads as ``serve`` opens the store; measured again at the end (step 5);
 2. CLI one-shot: ``python -m langchain_graphrag_milvus query Q --json`` for ``--cli`` questions, a
    new process each (start-up, model load, Milvus Lite and the graph paid every time);
 3. ``serve``: a subprocess; the same questions over ``POST /query`` from one client (latency) and from
    four threads (throughput); the ten CLI questions again (total wall time);
 4. during an ingest: ``POST /documents`` of ``--ingest`` new passages with triplets runs while one client
-   keeps querying; p50/p99 of those queries, and of the same client right before.
+   keeps querying; p50/p99 of those queries, and of the same client right before;
+5. in-process again, on the store as ``serve`` left it.
 
-    .venv/bin/python benchmarks/bench_serve.py [--cli 10] [--ingest 600]
+    .venv/bin/python benchmarks/bench_serve.py [--cli 10] [--ingest 600] [--passages N]
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def summary(name: str, seconds: list[float], wall: float | None = None) -> dict:
         "p99_ms": round(pct(seconds, 0.99) * 1000, 1),
         "qps": round(len(seconds) / wall, 2),
     }
-    print(json.dumps(row))
+    print(json.dumps(row), flush=True)
     return row
 
 
@@ -61,14 +63,18 @@ def questions() -> list[str]:
     return [json.loads(line)["question"] for line in lines if line.strip()]
 
 
-def in_process(uri: str, qs: list[str]) -> dict:
+def in_process(uri: str, qs: list[str], passages: int | None, label: str = "in-process retriever.invoke") -> dict:
     from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
     from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
 
-    store = MilvusGraphStore(LocalMiniLMEmbeddings(), uri=uri, collection_prefix="graphrag")
-    started = time.perf_counter()
-    store.add_jsonl(DATA / "passages.jsonl")
-    print(f"ingested {store.counts()} in {time.perf_counter() - started:.1f}s")
+    # opened as serve opens it (Strong reads), so the two measure the same retrieval
+    store = MilvusGraphStore(LocalMiniLMEmbeddings(), uri=uri, collection_prefix="graphrag", consistency_level="Strong")
+    if passages != 0:
+        lines = (DATA / "passages.jsonl").read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines[:passages] if line.strip()]
+        started = time.perf_counter()
+        store.add_records(records)
+        print(f"ingested {store.counts()} in {time.perf_counter() - started:.1f}s", flush=True)
     retriever = MilvusGraphRetriever(store=store, k=4)
     for q in qs:  # warm-up
         retriever.invoke(q)
@@ -78,7 +84,7 @@ def in_process(uri: str, qs: list[str]) -> dict:
         retriever.invoke(q)
         times.append(time.perf_counter() - t)
     store.close()
-    return summary("in-process retriever.invoke", times)
+    return summary(label, times)
 
 
 def cli_one_shot(folder: Path, qs: list[str]) -> dict:
@@ -170,6 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", type=int, default=10, help="questions asked through the CLI one-shot")
     parser.add_argument("--ingest", type=int, default=600, help="documents posted during the ingest phase")
+    parser.add_argument("--passages", type=int, help="only the first N MuSiQue passages (default all 1,890)")
     parser.add_argument("--json", type=Path, help="write the rows here")
     args = parser.parse_args()
     qs = questions()
@@ -177,7 +184,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         folder = Path(tmp)
-        rows.append(in_process(str(folder / "m.db"), qs))
+        rows.append(in_process(str(folder / "m.db"), qs, args.passages))
         if args.cli:
             rows.append(cli_one_shot(folder, cli_qs))
         serve_args = ["--uri", str(folder / "m.db"), "--extractor", "none", "--log-level", "error"]
@@ -190,6 +197,9 @@ def main() -> None:
             rows += during_ingest(server.url, qs, args.ingest)
         finally:
             server.stop()
+        # the same in-process measurement again, on the store as serve left it (the machine is shared:
+        # this pair, measured back to back, is the fairest comparison)
+        rows.append(in_process(str(folder / "m.db"), qs, 0, "in-process retriever.invoke, after serve"))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 
