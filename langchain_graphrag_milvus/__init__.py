@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.agent_tool import create_graph_retriever_tool
+    from langchain_graphrag_milvus.answers import create_cited_answer_chain
     from langchain_graphrag_milvus.errors import (
         CollectionNotFoundError,
         CorruptIndexError,
@@ -94,6 +95,7 @@ _LAZY: dict[str, str] = {
     "create_graph_retriever_tool": "agent_tool",
     "ExistingCollectionGraphStore": "existing_store",
     "NoPathEvents": "path_retriever",
+    "create_cited_answer_chain": "answers",
 }
 
 
@@ -150,5 +152,6 @@ __all__ = [
     "create_graph_retriever_tool",
     "ExistingCollectionGraphStore",
     "NoPathEvents",
+    "create_cited_answer_chain",
     "__version__",
 ]

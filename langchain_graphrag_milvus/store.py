@@ -340,7 +340,7 @@ class MilvusGraphStore:
         """
         return self._graph_cache.linker(filter_expr)
 
-    # ------------------------------------------------------------------ ingestion and updates
+    # ------------------------------------------------------------------ ingestion and updates (a...: async)
     add_records = forward("_writes", StoreWrites.add_records)
     add_documents = forward("_writes", StoreWrites.add_documents)
     add_jsonl = forward("_writes", StoreWrites.add_jsonl)
@@ -348,6 +348,10 @@ class MilvusGraphStore:
     delete_documents = forward("_writes", StoreWrites.delete_documents)
     delete_passages = forward("_writes", StoreWrites.delete_passages)
     merge_entities = forward("_writes", StoreWrites.merge_entities)
+    aadd_documents = forward("_writes", StoreWrites.aadd_documents)
+    aupsert_documents = forward("_writes", StoreWrites.aupsert_documents)
+    adelete_documents = forward("_writes", StoreWrites.adelete_documents)
+    amerge_entities = forward("_writes", StoreWrites.amerge_entities)
 
     def index_recall(
         self, queries: Sequence[str], *, k: int = 10, kinds: Sequence[Kind] = ("relations", "passages")
@@ -358,7 +362,6 @@ class MilvusGraphStore:
         """
         return index_recall(self._reads, [self.embedding.embed_query(q) for q in queries], k, kinds)
 
-    # ------------------------------------------------------------------ misc
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:
         """A plain vector retriever over the same passages (same Document format)."""
         from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
@@ -378,8 +381,7 @@ class MilvusGraphStore:
         warnings.warn(msg + " with the same arguments", DeprecationWarning, stacklevel=2)
         module = importlib.import_module("langchain_graphrag_milvus.existing_store")
         cls_ = module.ExistingCollectionGraphStore
-        store: MilvusGraphStore = cls_(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
-        return store
+        return cls_(embedding, collection_name=collection_name, text_field=text_field, **kwargs)  # type: ignore[no-any-return]
 
     def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
         """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""

@@ -168,3 +168,27 @@ def log(message: str) -> None:
     from langchain_graphrag_milvus.cli.output import emit_error
 
     emit_error(message)
+
+
+FAKE_ANSWER = "The passages answer this [1]."
+
+
+def make_chat_model(name: str | None, *, required: str | None = None) -> Any:
+    """The chat model of ``ask`` and ``serve``: an OpenAI model by name (needs ``OPENAI_API_KEY``).
+
+    ``"fake"`` (hidden, for smoke tests of the plumbing) answers ``FAKE_ANSWER``. Without a
+    key: raises ``ValueError`` naming ``required`` if given, else returns None.
+    """
+    if name == "fake":
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        return FakeListChatModel(responses=[FAKE_ANSWER])
+    if not name:
+        return None
+    if not os.environ.get("OPENAI_API_KEY"):
+        if required:
+            require_openai_key(required)
+        return None
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=name, temperature=0)

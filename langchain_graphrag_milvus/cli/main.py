@@ -1,7 +1,7 @@
 r"""Command line: ``python -m langchain_graphrag_milvus COMMAND`` (also ``langchain-graphrag-milvus``).
 
-Commands: ``ingest`` (files and folders, ``--sync``), ``query``, ``graph export``, ``stats``
-and ``eval``. Building the parser imports nothing heavy: each command's module (and
+Commands: ``ingest`` (files and folders, ``--sync``), ``query``, ``ask``, ``serve``, ``graph export``,
+``stats`` and ``eval``. Building the parser imports nothing heavy: each command's module (and
 LangChain, pymilvus, torch) is imported only when that command runs, so ``--help`` is fast.
 
 Example:
@@ -116,9 +116,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands ``ingest``, ``query``, ``graph export``, ``stats``, ``eval``)."""
+    from langchain_graphrag_milvus.cli import ask as cli_ask
     from langchain_graphrag_milvus.cli import graph as cli_graph
     from langchain_graphrag_milvus.cli import ingest as cli_ingest
     from langchain_graphrag_milvus.cli import query as cli_query
+    from langchain_graphrag_milvus.cli import serve as cli_serve
 
     parser = argparse.ArgumentParser(
         prog="python -m langchain_graphrag_milvus",
@@ -128,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_ingest.add_parser(sub)
     cli_query.add_parser(sub)
     cli_graph.add_parsers(sub)
+    cli_ask.add_parser(sub)
+    cli_serve.add_parser(sub)
     ev = sub.add_parser("eval", help="Recall@2/@5 of naive vs graph retrieval, and LLM pool statistics")
     ev.add_argument(
         "--dataset",

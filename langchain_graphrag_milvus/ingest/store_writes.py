@@ -10,6 +10,7 @@ collection prefix at a time, threads and processes alike.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -184,3 +185,54 @@ class StoreWrites:
 
         result: MergeReport = self._run(merge_entities, names, into, tenant=tenant, all_tenants=all_tenants)
         return result
+
+    # ------------------------------------------------------------------ async: the same writes off the event loop
+    async def aadd_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+        splitter: Any = None,
+    ) -> IngestReport:
+        """Async :meth:`add_documents` (same arguments): runs in a worker thread, the event loop stays free.
+
+        Writes stay serialized by the write guard, so concurrent calls run one after another.
+        """
+        docs = documents if isinstance(documents, (str, bytes)) else list(documents)
+        return await asyncio.to_thread(
+            self.add_documents, docs, strict=strict, show_progress=show_progress, extractor=extractor, splitter=splitter
+        )
+
+    async def aupsert_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        splitter: Any = None,
+        strict: bool = False,
+        show_progress: bool | None = None,
+        extractor: Runnable[str, Any] | None = None,
+    ) -> UpsertReport:
+        """Async :meth:`upsert_documents` (same arguments), in a worker thread."""
+        docs = documents if isinstance(documents, (str, bytes)) else list(documents)
+        return await asyncio.to_thread(
+            self.upsert_documents, docs, splitter=splitter, strict=strict, show_progress=show_progress,
+            extractor=extractor,
+        )  # fmt: skip
+
+    async def adelete_documents(
+        self, source_ids: Iterable[str], *, tenant: str | None = None, all_tenants: bool = False
+    ) -> DeleteReport:
+        """Async :meth:`delete_documents`, in a worker thread."""
+        ids = source_ids if isinstance(source_ids, str) else list(source_ids)
+        return await asyncio.to_thread(self.delete_documents, ids, tenant=tenant, all_tenants=all_tenants)
+
+    async def amerge_entities(
+        self, names: Iterable[str], *, into: str, tenant: str | None = None, all_tenants: bool = False
+    ) -> MergeReport:
+        """Async :meth:`merge_entities`, in a worker thread."""
+        listed = names if isinstance(names, str) else list(names)
+        return await asyncio.to_thread(
+            self.merge_entities, listed, into=into, tenant=tenant, all_tenants=all_tenants
+        )

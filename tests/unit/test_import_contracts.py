@@ -21,7 +21,7 @@ PACKAGE = "langchain_graphrag_milvus"
 FAKE = "layered_pkg"
 MODULES = [
     "__main__", "agent_tool", "errors", "existing_store", "path_retriever", "retrievers", "store", "subgraph",
-    "datasets", "embedding_cache", "embeddings", "offline_extraction", "triplets",
+    "datasets", "embedding_cache", "embeddings", "offline_extraction", "triplets", "answers", "server/__init__",
     "cli/__init__", "cli/main", "graph/__init__", "graph/index", "text/__init__", "text/names",
     "ingest/__init__", "ingest/load", "retrieval/__init__", "retrieval/stages", "milvus/__init__", "milvus/reads",
 ]  # fmt: skip
@@ -95,6 +95,8 @@ TYPE_CHECKING_UP = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    fro
         ("text/names", "from langchain_core.documents import Document\n", "LangChain"),
         ("ingest/load", "from {pkg}.retrieval.stages import f\n", "do not import each other"),
         ("milvus/reads", "from {pkg}.cli import main\n", "only __main__"),
+        ("answers", "from {pkg}.server import app\n", "Layers"),
+        ("store", "def f():\n    from {pkg}.answers import x\n", "Layers"),
         ("__init__", "from {pkg}.cli import main\n", "__init__ does not import cli"),
     ],
 )

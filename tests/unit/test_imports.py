@@ -47,6 +47,7 @@ def test_public_api_is_locked() -> None:
             "create_graph_retriever_tool",
             "ExistingCollectionGraphStore",
             "NoPathEvents",
+            "create_cited_answer_chain",
             "__version__",
         ]
     )
