@@ -3,7 +3,8 @@
 For each write operation (delete by source, upsert by source, delete by id, merge, and the
 re-index of ``index="auto"``), a clean run on a fresh store gives the expected rows and graph.
 Then, for every Milvus write of that operation in turn (counted on a clean run; on the server,
-where each case costs new collections, its first, middle and last write; four of the re-index, spread over its index calls), a fresh store
+where each case costs new collections, its first, middle and last write; four writes of the
+re-index, spread over its index calls), a fresh store
 runs it with that write failing -- before it reaches Milvus, or after it was applied and its
 answer lost -- and the operation is run again, by the same store object or by a new one on the
 same collections (a restarted application). The three collections must then equal the clean
