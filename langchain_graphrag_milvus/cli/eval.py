@@ -105,6 +105,15 @@ def _raw_records(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _passage_subset(path: Path, limit: int, questions: list[Any], *, raw: bool) -> list[dict[str, Any]]:
+    """The first ``limit`` passages and every gold passage of ``questions`` (file order)."""
+    if limit < 0:
+        raise EvalConfigError(f"--passage-limit must be 0 or more, got {limit}")
+    gold = {g for q in questions for g in q.gold_passage_ids}
+    rows = _raw_records(path) if raw else (row for _, row in iter_jsonl(path))
+    return [r for i, r in enumerate(rows) if i < limit or (isinstance(r, dict) and str(r.get("id")) in gold)]
+
+
 def _tag(*parts: str) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=4).hexdigest()
 
@@ -124,6 +133,7 @@ def run_data_set(
     progress: bool | None,
     log: Callable[[str], None],
     index_mode: Literal["flat", "auto", "hnsw"] = "flat",
+    passage_limit: int | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Build (or reopen) the graph of one data set with one extractor, and evaluate it.
 
@@ -148,6 +158,11 @@ def run_data_set(
         tag += f"_{extractor_kind}_{_tag(name)}"
     if index_mode != "flat":
         tag += f"_{index_mode}"
+    questions = load_questions(data.questions, limit=limit)
+    subset = None
+    if passage_limit is not None:
+        subset = _passage_subset(data.passages, passage_limit, questions, raw=extractor is not None)
+        tag += f"_p{passage_limit}_{_tag(*sorted(str(r.get('id')) for r in subset))}"
     prefix = prefix or f"eval_{tag}"
     store = MilvusGraphStore(
         embedding,
@@ -161,13 +176,14 @@ def run_data_set(
     try:
         log(f"[{data.name}] ingesting {data.passages} ({extractor_kind} triplets) into {uri}, prefix {prefix} ...")
         records = _raw_records(data.passages) if extractor is not None else None
-        if records is not None:
+        if subset is not None:
+            report = store.add_records(subset, show_progress=progress)
+        elif records is not None:
             report = store.add_records(list(records), show_progress=progress)
         else:
             report = store.add_jsonl(data.passages, show_progress=progress)
         log(f"  {report}")
         index = _index_stats(report, extractor, extractor_kind, name)
-        questions = load_questions(data.questions, limit=limit)
         if index_mode != "flat":
             index["vector_index"] = store.index_recall([q.question for q in questions], k=10)
         log(f"[{data.name}] evaluating {len(questions)} questions with {model} embeddings ...")

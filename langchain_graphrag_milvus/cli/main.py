@@ -100,6 +100,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             index_mode=args.index,
             prefix=args.prefix if len(sets) == 1 else None,
             limit=args.limit,
+            passage_limit=args.passage_limit,
             progress=args.progress,
             log=_log,
         )
@@ -151,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model for --extractor llm")
     ev.add_argument("--json", type=Path, help="write the results here")
     ev.add_argument("--limit", type=int, help="only the first N questions")
+    ev.add_argument(
+        "--passage-limit",
+        type=int,
+        metavar="N",
+        help="smoke runs: ingest only the first N passages plus the evaluated questions' gold passages",
+    )
     ev.add_argument("--uri", help="Milvus URI (default: Milvus Lite under --cache-dir)")
     ev.add_argument("--token", help="Milvus token (user:password or API key)")
     ev.add_argument(

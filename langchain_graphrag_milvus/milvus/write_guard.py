@@ -54,7 +54,6 @@ WRITER_KEY = "graphrag.writer"
 LEASE_TTL = 60.0
 #: Seconds between writing one's token and reading it back.
 SETTLE = 0.15
-_RENEW_AFTER = LEASE_TTL / 3
 
 class LeaseConnection(Protocol):
     """What the guard needs of a :class:`~.connection.MilvusConnection` (which holds the lease)."""
@@ -118,11 +117,13 @@ class WriteLease:
     Args:
         conn: The connection (a Milvus server; on Lite the lease is never taken).
         wait: Seconds to wait for another writer's lease before :class:`ConcurrentWriteError`.
+        ttl: Seconds the lease lives after its last renewal (renewed every ``ttl / 3``).
     """
 
-    def __init__(self, conn: LeaseConnection, wait: float) -> None:
+    def __init__(self, conn: LeaseConnection, wait: float, ttl: float = LEASE_TTL) -> None:
         self.conn = conn
         self.wait = wait
+        self.ttl = ttl
         self.token = uuid.uuid4().hex
         self._held_until = 0.0
         self._renewed_at = 0.0
@@ -150,8 +151,8 @@ class WriteLease:
 
     def _claim(self) -> None:
         now = time.time()
-        self._write(f"{self.token} {now + LEASE_TTL:.3f}")
-        self._held_until, self._renewed_at = now + LEASE_TTL, time.monotonic()
+        self._write(f"{self.token} {now + self.ttl:.3f}")
+        self._held_until, self._renewed_at = now + self.ttl, time.monotonic()
 
     def ensure(self) -> None:
         """Hold the lease before a write: take it, renew it, or raise if another writer took it over.
@@ -161,7 +162,7 @@ class WriteLease:
         if not self.active or is_lite(self.conn.uri):
             return
         if self.held:
-            if time.monotonic() - self._renewed_at < _RENEW_AFTER:
+            if time.monotonic() - self._renewed_at < self.ttl / 3:
                 return
             token, _ = self._read()
             if token != self.token:
@@ -203,7 +204,7 @@ class WriteLease:
             if token == self.token:
                 self._write("")
         except Exception as exc:  # the lease expires by itself
-            logger.warning("%s: cannot release the write lease (%s); it expires in %ss", self._where(), exc, LEASE_TTL)
+            logger.warning("%s: cannot release the write lease (%s); it expires in %ss", self._where(), exc, self.ttl)
 
     def _where(self) -> str:
         return f"collection prefix {self.conn.collection_prefix!r} at {self.conn.uri!r}"

@@ -105,3 +105,21 @@ def test_cli_eval_with_an_approximate_index_reports_its_recall(tmp_path, capsys)
     flat = tmp_path / "flat.json"
     assert main([*args[:-2], "--json", str(flat)]) == 0  # the default, exact: nothing to report
     assert "vector_index" not in json.loads(flat.read_text())["config"]["index"]
+
+
+def test_cli_eval_passage_limit_keeps_the_gold_passages(tmp_path, capsys) -> None:
+    """``--passage-limit 1`` (smoke runs): the first passage and q1's two gold passages, nothing else."""
+    passages, questions = nano_files(tmp_path)
+    out = tmp_path / "out.json"
+    args = ["eval", "--passages", str(passages), "--questions", str(questions), "--embeddings", "fake"]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--limit", "1", "--no-progress", "--passage-limit", "1"]
+    assert main([*args, "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["config"]["index"]["passages_added"] == 3  # nano-0, and the gold nano-2, nano-3
+    assert data["methods"]["naive"]["questions"] == 1
+    full = tmp_path / "full.json"
+    assert main([*args[:-2], "--json", str(full)]) == 0  # its own prefix: the whole file is a new store
+    assert json.loads(full.read_text())["config"]["index"]["passages_added"] == 4
+    assert data["config"]["prefix"] != json.loads(full.read_text())["config"]["prefix"]
+    assert main([*args[:-1], "-1"]) == 2
+    assert "--passage-limit must be 0 or more" in capsys.readouterr().err

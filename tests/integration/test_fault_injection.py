@@ -41,6 +41,7 @@ from .test_ingest import graph_signature
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 N_PASSAGES = 40
+LEASE_TTL = 8.0
 BATCH = 8
 FIELDS = {
     "passages": ["text", "vector", "doc_hash", "source_id", "title"],
@@ -159,7 +160,11 @@ def test_a_private_server_runs_beside_any_other(private_server: MilvusServerHand
 
 
 def _open(server: MilvusServerHandle, prefix: str, embedding: LexicalEmbeddings) -> MilvusGraphStore:
-    return MilvusGraphStore(embedding, uri=server.uri, collection_prefix=prefix, batch_size=BATCH, timeout=15)
+    store = MilvusGraphStore(embedding, uri=server.uri, collection_prefix=prefix, batch_size=BATCH, timeout=15)
+    # The killed writer's lease blocks the re-run until it expires: 8 s here instead of the default
+    # 60 s (renewed every 2.7 s while the operation runs; the re-run's wait is logged and timed).
+    store._connection.lease.ttl = LEASE_TTL
+    return store
 
 
 def _crash_and_rerun(
