@@ -20,7 +20,8 @@ of another tenant are then left alone.
   entities left without relations are deleted; the graph index follows in place.
 * :func:`upsert_documents` makes the store hold exactly the given version of each source:
   chunks that disappeared are deleted, changed chunks are replaced (see ``ingest``), new
-  ones added, unchanged ones left alone (and not re-embedded).
+  ones added, unchanged ones left alone (and not re-embedded); a chunk whose text is
+  unchanged but whose metadata changed keeps its stored vector and links (:mod:`.reuse`).
 
 Every operation can be re-run after a failure at any write and then reaches the store a
 clean run reaches (tested by injecting a failure at each Milvus write, in
