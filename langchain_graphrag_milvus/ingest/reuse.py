@@ -21,15 +21,16 @@ The rewritten row is still the commit marker of the passage (written last, with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.plan import Classified
 from langchain_graphrag_milvus.ingest.records import PassageRecord
+from langchain_graphrag_milvus.text.names import key_to_id
 
-__all__ = ["StoredWork", "reuse_stored"]
+__all__ = ["StoredWork", "known", "reuse_stored", "stale_vectors", "unembedded"]
 
 _RETRY = "!retry"
 
@@ -72,12 +73,17 @@ def reuse_stored(ctx: IngestContext, sorted_: Classified, extractor: Any) -> Sto
         return work
     rows = ctx.parts.reads.fetch("passages", [r.id for r in sorted_.changed], ("text", "vector", "title"))
     kept_ids: set[str] = set()
+    rewritten: list[str] = []  # passages getting another text: their old text may have moved to another id
     for record in sorted_.changed:
         row = rows.get(record.id)
         vector = _vector(row.get("vector")) if row is not None else None
-        if row is None or vector is None or row.get("text") != record.text:
+        if row is None or vector is None:
             continue
-        work.vectors[record.text] = vector
+        if isinstance(row.get("text"), str):
+            work.vectors.setdefault(str(row["text"]), vector)
+        if row.get("text") != record.text:
+            rewritten.append(record.id)
+            continue
         stored_hash = str(sorted_.old_passages.get(record.id, {}).get("doc_hash", ""))
         if (
             extractor is not None
@@ -90,9 +96,60 @@ def reuse_stored(ctx: IngestContext, sorted_: Classified, extractor: Any) -> Sto
     if kept_ids:
         sorted_.to_write = [r for r in sorted_.to_write if r.id not in kept_ids]
         sorted_.changed = [r for r in sorted_.changed if r.id not in kept_ids]
+    for text, vector in linked_vectors(ctx, rewritten).items():
+        work.vectors.setdefault(text, vector)
     return work
 
 
-def unembedded(texts: Sequence[str], work: StoredWork) -> list[str]:
-    """The texts that still need an embedding (those without a stored vector)."""
-    return [t for t in texts if t not in work.vectors]
+def unembedded(texts: Sequence[str], pool: Mapping[str, list[float]]) -> list[str]:
+    """The texts that still need an embedding (those without a stored vector in ``pool``)."""
+    return [t for t in texts if t not in pool]
+
+
+def known(texts: Sequence[str], pool: Mapping[str, list[float]]) -> dict[str, list[float]]:
+    """The stored vectors of those of ``texts`` that have one in ``pool``."""
+    return {t: pool[t] for t in texts if t in pool}
+
+
+def stale_vectors(ctx: IngestContext, stale: Sequence[str], texts: Iterable[str]) -> dict[str, list[float]]:
+    """Text → stored vector of the stale passages whose text comes back, and of their relations and entities.
+
+    Read by ``upsert_documents`` before it deletes a source's stale passages: a chunk that
+    moved to another id (a splitter's positional ids after an insertion above it; a generated
+    id after a metadata change), and the relations and entities that the delete removes and
+    the new version states again, are then not embedded again.
+    """
+    wanted = set(texts)
+    if not stale or not wanted:
+        return {}
+    reads = ctx.parts.reads
+    rows = reads.fetch("passages", stale, ("text", "vector"))
+    back = {pid: row for pid, row in rows.items() if row.get("text") in wanted}
+    pool = {str(row["text"]): v for row in back.values() if (v := _vector(row.get("vector"))) is not None}
+    for text, vector in linked_vectors(ctx, list(rows)).items():
+        pool.setdefault(text, vector)
+    return pool
+
+
+def linked_vectors(ctx: IngestContext, passage_ids: Sequence[str]) -> dict[str, list[float]]:
+    """Text → stored vector of the relations these passages are linked to, and of their entities.
+
+    The unlink of a changed passage (or the delete of a stale one) may remove relations and
+    entities that another passage of the same write states again: their stored vectors are
+    then reused, not embedded again.
+    """
+    if not passage_ids:
+        return {}
+    reads, pool = ctx.parts.reads, dict[str, list[float]]()
+    graph = ctx.parts.graph.current()
+    found = graph.passages.find(list(passage_ids)).tolist()
+    rel_idx = sorted({r for p in found if p >= 0 for r in graph.pas_rel.row(p).tolist()})
+    rel_ids = [key_to_id(int(graph.relations.keys[r])) for r in rel_idx]
+    relations = reads.fetch("relations", rel_ids, ("text", "vector", "subject_id", "object_id")) if rel_ids else {}
+    entity_ids = sorted({str(row[f]) for row in relations.values() for f in ("subject_id", "object_id")})
+    entities = reads.fetch("entities", entity_ids, ("text", "vector")) if entity_ids else {}
+    for row in [*relations.values(), *entities.values()]:
+        vector = _vector(row.get("vector"))
+        if vector is not None and isinstance(row.get("text"), str):
+            pool.setdefault(str(row["text"]), vector)
+    return pool

@@ -37,7 +37,7 @@ use. Writes run one at a time per collection prefix (:mod:`~langchain_graphrag_m
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -47,6 +47,7 @@ from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.identity import check_chunkable_source, check_id_list, chunk_id
 from langchain_graphrag_milvus.ingest.load import ingest_documents
 from langchain_graphrag_milvus.ingest.report import IngestReport
+from langchain_graphrag_milvus.ingest.reuse import stale_vectors
 from langchain_graphrag_milvus.ingest.upsert_plan import SkippedSource, plan_upsert, source_of
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
@@ -287,8 +288,13 @@ def upsert_documents(
         for p in passages_of_sources(ctx, list(sources), tenant if ctx.partition_key_field else None)
         if p not in plan.passage_ids
     ]
+    pool = stale_vectors(ctx, stale, (d.page_content for d in plan.documents))
     report.deleted = delete_passages(ctx, stale)
     report.ingested = ingest_documents(
-        ctx, plan.documents, strict=strict, show_progress=show_progress, extractor=extractor
+        replace(ctx, known_vectors=pool) if pool else ctx,
+        plan.documents,
+        strict=strict,
+        show_progress=show_progress,
+        extractor=extractor,
     )
     return report

@@ -304,3 +304,37 @@ def test_what_is_reused_follows_the_extractor_inputs(make_store, extracted: list
     assert extracted == [] and text not in counting.texts
     rows = store.client.query(store.collection_name("relations"), filter='pk != ""', output_fields=["text"], limit=50)
     assert [r["text"] for r in rows] == ["Ada met Mary"]  # the extracted relations were replaced
+
+
+def test_upsert_after_an_insertion_above_reuses_the_moved_chunks(make_store, extracted: list[str], tmp_path) -> None:
+    """A paragraph inserted at the top moves every chunk to the next positional id: none is embedded again.
+
+    Their vectors (and those of the relations and entities the move unlinks and links again)
+    are read back from Milvus; their triplets come from the extraction cache file. The store
+    then equals a clean ingest of the new version.
+    """
+    counting = CountingEmbeddings()
+    cache = tmp_path / "triplets.sqlite"
+    store = make_store(counting, extractor="offline", extraction_cache=cache, consistency_level="Strong")
+    store.upsert_documents(_file_docs(VERSION_1, 1), splitter=_splitter())
+    inserted = "Konrad Zuse built the Z3 computer in Berlin in 1941. It was the first working programmable machine."
+    version_2 = inserted + "\n\n" + VERSION_1
+    again = make_store(
+        counting,
+        extractor="offline",
+        extraction_cache=cache,
+        prefix=store.collection_prefix,
+        consistency_level="Strong",
+    )
+    counting.texts.clear()
+    extracted.clear()
+    report = again.upsert_documents(_file_docs(version_2, 2), splitter=_splitter())
+    new = {d.page_content for d in _splitter().split_documents(_file_docs(version_2, 2))}
+    assert report.ingested.passages_updated == len(PARAGRAPHS) and report.ingested.passages_added == 1
+    assert [t for t in counting.texts if t in new] == [inserted] and extracted == [inserted]
+    clean_embeddings = CountingEmbeddings()
+    clean = make_store(clean_embeddings, extractor="offline", consistency_level="Strong")
+    clean.upsert_documents(_file_docs(version_2, 2), splitter=_splitter())
+    assert len(counting.texts) < len(clean_embeddings.texts) // 3  # entity and relation names reused too
+    assert diff(snapshot(again), snapshot(clean)) == ""
+    assert graph_signature(again.rebuild_graph()) == graph_signature(clean.rebuild_graph())
