@@ -17,6 +17,15 @@ modification time or chunk count) but whose text is the stored text exactly is t
 
 The rewritten row is still the commit marker of the passage (written last, with the new
 ``doc_hash``): a failure before it leaves the old row, which a re-run re-stamps.
+
+**Vectors by text.** A vector is a function of its text, so the stored vectors of texts a
+write is about to lose are kept in a pool for that write: the old texts of its changed
+passages, with their relations and entities (:func:`reuse_stored`), and the stale passages
+an upsert deletes whose text comes back under another id, with the relations and entities
+of every stale passage (:func:`stale_vectors`, read before the delete). A chunk that moved
+to another id, or a relation deleted with one passage and stated again by another, is then
+written with its stored vector; only text never stored is embedded. (A re-run after a
+failure may find less in the pool and embed more: never anything else.)
 """
 
 from __future__ import annotations
