@@ -65,6 +65,18 @@ def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         handle.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``XDG_CACHE_HOME`` in a temporary folder: the CLI's extraction caches of server stores go there."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 def backend_uri(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
     if backend == "lite":
         return str(directory / "milvus.db")

@@ -113,12 +113,14 @@ def open_store(
     extractor: Runnable[Any, Any] | None = None,
     reader: bool = False,
     partition_key_field: str | None = None,
+    extraction_cache: str | os.PathLike[str] | None = None,
 ) -> MilvusGraphStore:
     """A store from the command-line options (nothing is contacted yet).
 
     ``reader=True`` (query, export, stats): reads are ``"Strong"``, so a command sees what
     the previous command (another process) wrote, also on a server; ingest keeps the
-    store's default for the collections it creates.
+    store's default for the collections it creates. ``extraction_cache``: the sqlite file
+    of extracted triplets (:mod:`.triplet_cache`; None: in memory).
 
     Raises:
         ValueError: ``--graph-path`` is the working folder or contains it.
@@ -137,6 +139,7 @@ def open_store(
         extractor=extractor,
         consistency_level="Strong" if reader else "Session",
         partition_key_field=partition_key_field,
+        extraction_cache=extraction_cache,
     )
 
 

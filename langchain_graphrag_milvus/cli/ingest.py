@@ -25,6 +25,7 @@ from typing import Any
 from langchain_graphrag_milvus.cli.common import add_store_arguments, log, make_extractor, show_progress
 from langchain_graphrag_milvus.cli.output import emit, terminal_json
 from langchain_graphrag_milvus.cli.summary import IngestSummary
+from langchain_graphrag_milvus.cli.triplet_cache import add_cache_arguments
 
 __all__ = ["IngestSummary", "run"]
 
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from langchain_graphrag_milvus.cli.discovery import check_graph_path, find_files
     from langchain_graphrag_milvus.cli.ingest_files import Target, delete_vanished, ingest_loaded, load_changed
     from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
+    from langchain_graphrag_milvus.cli.triplet_cache import extraction_cache_path
     from langchain_graphrag_milvus.ingest.loaders import ChunkSettings
 
     started = time.perf_counter()
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     summary = IngestSummary(files_found=len(found.files), skipped=list(found.skipped), tenant=args.tenant)
     summary.outside_links = found.outside
     progress = show_progress(args.progress)
-    store, key = open_tenant_store(args, extractor=make_extractor(args.extractor, args.llm_model))
+    extractor = make_extractor(args.extractor, args.llm_model)
+    store, key = open_tenant_store(args, extractor=extractor, extraction_cache=extraction_cache_path(args, extractor))
     target = Target(store, key, args.tenant, args.sync)
     try:
         loaded = load_changed(target, found.files, settings, summary, progress)
@@ -117,6 +120,7 @@ def add_parser(sub: Any) -> None:
         help="triplet extraction: llm (OpenAI), offline (spaCy) or none; default llm with OPENAI_API_KEY, else offline",
     )
     p.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model of --extractor llm (gpt-4o-mini)")
+    add_cache_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bars (default: on a terminal)"

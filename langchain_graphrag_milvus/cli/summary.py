@@ -22,6 +22,7 @@ class IngestSummary:
     chunks: int = 0
     passages_added: int = 0
     passages_updated: int = 0
+    passages_metadata_updated: int = 0
     passages_unchanged: int = 0
     passages_deleted: int = 0
     entities_added: int = 0
@@ -30,6 +31,7 @@ class IngestSummary:
     relations_deleted: int = 0
     texts_embedded: int = 0
     extraction_calls: int = 0
+    extraction_cached: int = 0
     extraction_failures: int = 0
     seconds: float = 0.0
     files_cleared: int = 0
@@ -45,11 +47,13 @@ class IngestSummary:
             f"files: {self.files_found} found, {self.files_ingested} new or changed, {self.files_unchanged} "
             f"unchanged, {self.files_skipped} skipped, {self.files_deleted} deleted (vanished), "
             f"{self.files_cleared} emptied or unreadable (passages removed)",
-            f"passages: {self.chunks} chunks loaded; {self.passages_added} added, {self.passages_updated} updated, "
+            f"passages: {self.chunks} chunks loaded; {self.passages_added} added, {self.passages_updated} updated "
+            f"({self.passages_metadata_updated} in metadata only: not embedded or extracted again), "
             f"{self.passages_unchanged} unchanged, {self.passages_deleted} deleted",
             f"graph: {self.entities_added} entities and {self.relations_added} relations added; "
             f"{self.entities_deleted} entities and {self.relations_deleted} relations deleted",
             f"embedded {self.texts_embedded} texts; extraction: {self.extraction_calls} calls, "
+            f"{self.extraction_cached} from the cache, "
             f"{self.extraction_failures} failed; {self.seconds:.1f}s",
         ]
         if self.tenant is not None:
@@ -66,6 +70,7 @@ class IngestSummary:
         """Add an ``IngestReport``'s counts."""
         self.passages_added += report.passages_added
         self.passages_updated += report.passages_updated
+        self.passages_metadata_updated += report.passages_metadata_updated
         self.passages_unchanged += report.passages_unchanged
         self.entities_added += report.entities_added
         self.relations_added += report.relations_added
@@ -73,6 +78,7 @@ class IngestSummary:
         self.relations_deleted += report.relations_removed
         self.texts_embedded += report.texts_embedded
         self.extraction_calls += report.extraction_calls
+        self.extraction_cached += report.extraction_cached
         self.extraction_failures += report.extraction_failures
         self.skipped += [(p.record_id, p.reason) for p in report.problems[:50]]
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.cli.discovery import check_graph_path, display_path
@@ -38,14 +39,20 @@ def existing_partition_key(store: MilvusGraphStore) -> str | None:
     return str(keys[0]) if keys else None
 
 
-def _open(args: argparse.Namespace, extractor: Any, reader: bool, key: str | None) -> MilvusGraphStore:
+def _open(
+    args: argparse.Namespace, extractor: Any, reader: bool, key: str | None, cache: Path | None = None
+) -> MilvusGraphStore:
     from langchain_graphrag_milvus.cli.common import open_store
 
-    return open_store(args, extractor=extractor, reader=reader, partition_key_field=key)
+    return open_store(args, extractor=extractor, reader=reader, partition_key_field=key, extraction_cache=cache)
 
 
 def open_tenant_store(
-    args: argparse.Namespace, *, extractor: Runnable[Any, Any] | None = None, reader: bool = False
+    args: argparse.Namespace,
+    *,
+    extractor: Runnable[Any, Any] | None = None,
+    reader: bool = False,
+    extraction_cache: Path | None = None,
 ) -> tuple[MilvusGraphStore, str | None]:
     """The store with its partition key field, ``--tenant`` checked against it.
 
@@ -57,7 +64,7 @@ def open_tenant_store(
             without a partition key.
     """
     tenant = getattr(args, "tenant", None)
-    store = _open(args, extractor, reader, None)
+    store = _open(args, extractor, reader, None, extraction_cache)
     try:
         key = existing_partition_key(store)
     except BaseException:
@@ -79,7 +86,7 @@ def open_tenant_store(
     if key is None:
         return store, None
     store.close()
-    return _open(args, extractor, reader, key), key
+    return _open(args, extractor, reader, key, extraction_cache), key
 
 
 def tenant_filter(

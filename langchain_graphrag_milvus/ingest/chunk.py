@@ -29,6 +29,7 @@ from langchain_graphrag_milvus.ingest.plan import (
 )
 from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, parse_triplets
 from langchain_graphrag_milvus.ingest.report import IngestReport
+from langchain_graphrag_milvus.ingest.reuse import StoredWork, known, reuse_stored, unembedded
 from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.triplets import extract_texts
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
@@ -276,7 +277,9 @@ def ingest_chunk(
     if have_collections:
         conn.check_open()
     sorted_ = classify(records, old, key, report, strict)
-    if not sorted_.to_write:
+    stored = reuse_stored(ctx, sorted_, extractor) if reads_passages else StoredWork()
+    report.passages_metadata_updated += len(stored.kept)
+    if not sorted_.to_write and not stored.kept:
         report.triplets_seen += sum(len(r.triplets) for r in records)
         return
     to_write = sorted_.to_write
@@ -289,11 +292,13 @@ def ingest_chunk(
     plan = _plan(ctx, entities, relations, have_collections, bulk)
     texts = [r.text for r in to_write] + list(plan.new_entities.values())
     texts += [r.text for r in plan.new_relations.values()]
+    pool = {**ctx.known_vectors, **stored.vectors}
     bad: dict[str, str] = {}
-    vectors = embed_texts(ctx, texts, report, conn.check_open() if have_collections else None, bad)
+    vectors = embed_texts(ctx, unembedded(texts, pool), report, conn.check_open() if have_collections else None, bad)
+    vectors.update(known([*texts, *(r.text for r in stored.kept)], pool))  # re-stamped: their stored vector
     if bad:  # only the documents that need a bad vector are left out (strict: raises, nothing written)
         to_write = drop_bad_vectors(sorted_, bad, report, strict)
-        if not to_write:
+        if not to_write and not stored.kept:
             return
         entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
         plan = _plan(ctx, entities, relations, have_collections, bulk)
@@ -307,9 +312,11 @@ def ingest_chunk(
         plan = _plan(ctx, entities, relations, True)
         again = [n for n in plan.new_entities.values() if n not in vectors]
         again += [r.text for r in plan.new_relations.values() if r.text not in vectors]
+        vectors.update(known(again, pool))
+        again = unembedded(again, pool)
         if again:
             vectors.update(embed_texts(ctx, again, report, conn.check_open()))
-    _write_chunk(ctx, to_write, plan, vectors, sorted_.old_passages, report)
+    _write_chunk(ctx, [*to_write, *stored.kept], plan, vectors, sorted_.old_passages, report)
     if bulk is not None:
         bulk.record(plan.new_entities, plan.new_relations)
 

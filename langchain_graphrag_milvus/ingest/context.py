@@ -7,8 +7,8 @@ itself (so it cannot reach into its private state), only the parts it writes thr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -56,6 +56,8 @@ class IngestContext:
         bulk_load: A load that starts on empty (or missing) collections skips the per-chunk
             "does this exist" reads and keeps the graph it builds in memory
             (:mod:`~langchain_graphrag_milvus.ingest.bulk`); False: always read.
+        known_vectors: Text → vector read from rows an upsert is about to delete
+            (:func:`~langchain_graphrag_milvus.ingest.reuse.stale_vectors`): not embedded again.
     """
 
     parts: StoreParts
@@ -68,6 +70,7 @@ class IngestContext:
     synonym_top_k: int
     source_field: str | None
     bulk_load: bool = True
+    known_vectors: Mapping[str, list[float]] = field(default_factory=dict)
 
     @property
     def partition_key_field(self) -> str | None:

@@ -151,8 +151,14 @@ class TripletCache:
         self._lock = threading.Lock()
         self.path = os.fspath(path) if path is not None else None
         if path is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            self._conn = self._open(self.path or "")
+            where = self.path or ""
+            if os.path.lexists(where) and not os.path.isfile(where):
+                raise self._error("is not a regular file (a folder, a device or a broken link)")
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+            except OSError as exc:
+                raise self._error(f"its folder cannot be created ({exc.strerror or exc})") from None
+            self._conn = self._open(where)
 
     def _error(self, problem: str) -> ExtractionCacheError:
         return ExtractionCacheError(
@@ -161,7 +167,10 @@ class TripletCache:
         )
 
     def _open(self, path: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(path, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._error(f"cannot be opened ({exc})") from None
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables and "graphrag_cache" not in tables:

@@ -13,7 +13,9 @@ Per chunk of passages (:mod:`langchain_graphrag_milvus.ingest.chunk`):
 
 A passage whose text or metadata changed is *replaced*: its links to relations its new
 triplets no longer state are removed first (relations and entities left without support
-are deleted), then the new ones are added.
+are deleted), then the new ones are added. One whose text is the stored text keeps its
+stored vector, and its links too when the extractor would read the same input
+(:mod:`.reuse`): only its metadata is rewritten.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ class IngestReport:
     passages_added: int = 0
     passages_updated: int = 0
     passages_unchanged: int = 0
+    #: Of ``passages_updated``: text unchanged, only metadata new; the row was rewritten with its
+    #: stored vector and its graph links kept (nothing embedded or extracted, see ``ingest/reuse.py``).
+    passages_metadata_updated: int = 0
     records_skipped: int = 0
     triplets_seen: int = 0
     triplets_skipped: int = 0
@@ -51,7 +54,8 @@ class IngestReport:
     def __str__(self) -> str:
         text = (
             f"{self.passages_seen} passages seen: {self.passages_added} added, "
-            f"{self.passages_updated} updated, {self.passages_unchanged} unchanged, "
+            f"{self.passages_updated} updated ({self.passages_metadata_updated} in metadata only), "
+            f"{self.passages_unchanged} unchanged, "
             f"{self.records_skipped} skipped; {self.triplets_seen} triplets seen, "
             f"{self.triplets_skipped} malformed skipped; {self.entities_added} entities and "
             f"{self.relations_added} relations added, {self.relations_linked} relations gained "

@@ -20,7 +20,8 @@ of another tenant are then left alone.
   entities left without relations are deleted; the graph index follows in place.
 * :func:`upsert_documents` makes the store hold exactly the given version of each source:
   chunks that disappeared are deleted, changed chunks are replaced (see ``ingest``), new
-  ones added, unchanged ones left alone (and not re-embedded).
+  ones added, unchanged ones left alone (and not re-embedded); a chunk whose text is
+  unchanged but whose metadata changed keeps its stored vector and links (:mod:`.reuse`).
 
 Every operation can be re-run after a failure at any write and then reaches the store a
 clean run reaches (tested by injecting a failure at each Milvus write, in
@@ -36,7 +37,7 @@ use. Writes run one at a time per collection prefix (:mod:`~langchain_graphrag_m
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -46,6 +47,7 @@ from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.identity import check_chunkable_source, check_id_list, chunk_id
 from langchain_graphrag_milvus.ingest.load import ingest_documents
 from langchain_graphrag_milvus.ingest.report import IngestReport
+from langchain_graphrag_milvus.ingest.reuse import stale_vectors
 from langchain_graphrag_milvus.ingest.upsert_plan import SkippedSource, plan_upsert, source_of
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
@@ -286,8 +288,13 @@ def upsert_documents(
         for p in passages_of_sources(ctx, list(sources), tenant if ctx.partition_key_field else None)
         if p not in plan.passage_ids
     ]
+    pool = stale_vectors(ctx, stale, (d.page_content for d in plan.documents))
     report.deleted = delete_passages(ctx, stale)
     report.ingested = ingest_documents(
-        ctx, plan.documents, strict=strict, show_progress=show_progress, extractor=extractor
+        replace(ctx, known_vectors=pool) if pool else ctx,
+        plan.documents,
+        strict=strict,
+        show_progress=show_progress,
+        extractor=extractor,
     )
     return report

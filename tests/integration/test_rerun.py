@@ -156,6 +156,43 @@ def test_a_failed_delete_leaves_the_source_findable(make_store) -> None:
     assert not any("Notes" in t for t in texts)
 
 
+def _by_text() -> Any:
+    """An extractor that gives each corpus text its triplets (and a changed text one triplet)."""
+    from langchain_core.runnables import RunnableLambda
+
+    known = {text: [list(t) for t in triplets] for chunks in CORPUS.values() for text, triplets in chunks}
+    known.update({text: [list(t) for t in triplets] for text, triplets in BETA_V2})
+    return RunnableLambda(lambda text: known[text]).with_config(run_name="corpus-triplets")
+
+
+def _id_docs(source: str, chunks: list[tuple[str, list[T]]], version: int) -> list[Document]:
+    return [
+        Document(id=f"{source}-{i}", page_content=text, metadata={"source": source, "version": version})
+        for i, (text, _) in enumerate(chunks)
+    ]
+
+
+def test_a_failed_metadata_update_rerun_equals_a_clean_run(make_store) -> None:
+    """An upsert re-stamping passages whose text is unchanged (stored vector, links kept) and replacing one."""
+
+    def make(prefix: str | None = None) -> MilvusGraphStore:
+        return make_store(LexicalEmbeddings(32), prefix=prefix, consistency_level="Strong", extractor=_by_text())
+
+    def setup(store: MilvusGraphStore) -> None:
+        store.add_documents([d for source, chunks in CORPUS.items() for d in _id_docs(source, chunks, 1)])
+
+    beta = [CORPUS["beta.txt"][0], BETA_V2[1]]  # the first text unchanged (new metadata), the second new
+
+    restamped: list[int] = []
+
+    def operation(store: MilvusGraphStore) -> None:
+        restamped.append(-1)  # (a run that fails records no count)
+        restamped[-1] = store.upsert_documents(_id_docs("beta.txt", beta, 2)).ingested.passages_metadata_updated
+
+    writes = _run_case(make, setup, operation, sample=3 if make_store.backend == "server" else 0)
+    assert writes >= 2 and restamped[0] == 1  # the clean run re-stamped the unchanged text
+
+
 @pytest.mark.server
 def test_a_failed_reindex_rerun_switches_and_serves(make_store, monkeypatch: pytest.MonkeyPatch) -> None:
     """``index="auto"`` switching FLAT to HNSW: a failure at each index call, then a re-run of the ingest."""
