@@ -14,6 +14,7 @@ import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex, aggregated_index
 from langchain_graphrag_milvus.milvus.reads import Hit
+from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_EVENT, NO_GRAPH_RANKED_BY
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Embed,
@@ -27,7 +28,6 @@ from langchain_graphrag_milvus.retrieval.effects import (
     Search,
     ViewOf,
 )
-from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_EVENT, NO_GRAPH_RANKED_BY
 from langchain_graphrag_milvus.retrieval.graph_pipeline import PASSAGE_FIELDS, graph_pipeline, naive_pipeline
 from langchain_graphrag_milvus.retrieval.params import PathParams, RetrievalParams
 from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, path_pipeline
