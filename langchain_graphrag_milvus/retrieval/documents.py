@@ -36,6 +36,7 @@ __all__ = [
     "NO_GRAPH_EVENT",
     "passage_document",
     "passage_rows",
+    "row_metadata",
     "ranked_documents",
     "rank_score",
     "source_label",
@@ -75,6 +76,14 @@ def source_label(meta: Mapping[str, Any]) -> str:
     return f"{source}, page {page}" if page not in (None, "") else source
 
 
+def row_metadata(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's metadata of a passage row (its fields and dynamic fields, not text, vector or hashes)."""
+    meta = {k: v for k, v in row.items() if k not in _ROW_KEYS}
+    meta.update(row.get("$meta") or {})
+    meta.pop("doc_hash", None)
+    return meta
+
+
 def passage_document(
     pid: str,
     row: dict[str, Any],
@@ -89,9 +98,7 @@ def passage_document(
     (the rank); ``_raw_score`` is the ranker's value. With ``score`` alone (naive
     retriever), ``_score`` and ``_similarity`` are the passage's similarity.
     """
-    meta = {k: v for k, v in row.items() if k not in _ROW_KEYS}
-    meta.update(row.get("$meta") or {})
-    meta.pop("doc_hash", None)
+    meta = row_metadata(row)
     meta["_passage_id"] = pid
     if ranked is not None:
         meta["_score"] = float(ranked.score)

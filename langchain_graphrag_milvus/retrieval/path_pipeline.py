@@ -41,7 +41,7 @@ from langchain_graphrag_milvus.graph import (
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
-from langchain_graphrag_milvus.retrieval.documents import rank_score, source_label
+from langchain_graphrag_milvus.retrieval.documents import rank_score, row_metadata, source_label
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Embed,
@@ -325,7 +325,7 @@ def _documents(ends: _Endpoints, kept: Kept, scores: _EdgeScores, p: PathParams)
         pids = sorted({pid for per_edge in shown for rels in per_edge for rel in rels for pid in rel.passage_ids})
         fetched = yield from ask(Fetch("passages", tuple(pids), ("text", "$meta"), p.filter))
         passages = {pid: str(row.get("text", "")) for pid, row in fetched.items()}
-        sources = {pid: source_label({**(row.get("$meta") or {}), "_passage_id": pid}) for pid, row in fetched.items()}
+        sources = {pid: source_label({**row_metadata(row), "_passage_id": pid}) for pid, row in fetched.items()}
 
     docs = [
         _path_document(pair, r, path, s, per_edge, [display[e] for e in path], [ent_ids[e] for e in path], passages, p)
