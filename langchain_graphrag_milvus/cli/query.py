@@ -103,7 +103,7 @@ def _print_row(row: dict[str, Any]) -> None:
 def _nothing(args: argparse.Namespace, reason: str | None) -> str:
     """What to print when no passage came back, with the reason the library knows."""
     if args.mode == "paths":
-        return f"no path found: {reason or 'no reason given'}"
+        return f"no path found: {terminal_text(reason or 'no reason given')}"  # one line, whatever names it holds
     if getattr(args, "min_score", None) is not None:
         return f"no passages found with similarity of at least --min-score {args.min_score}"
     return "no passages found"

@@ -20,6 +20,7 @@ a passage's origin (file, and page counted from 1).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 PASSAGE_FIELDS = ("text", "$meta")
+logger = logging.getLogger("langchain_graphrag_milvus")
 
 #: ``_ranked_by`` of passages a graph retriever ranked by similarity because there is no graph to walk.
 NO_GRAPH_RANKED_BY = "passage_similarity (no graph: the store has no relations)"
@@ -132,7 +134,11 @@ def passage_rows(
     missing = tuple(i for i in dict.fromkeys(ids) if i not in have)
     if missing and qvec is not None:
         restricted = expr.and_all(filter_expr, expr.in_list("pk", list(missing)))
-        (hits,) = yield from ask(Search("passages", (qvec,), len(missing), restricted, PASSAGE_FIELDS))
+        try:
+            (hits,) = yield from ask(Search("passages", (qvec,), len(missing), restricted, PASSAGE_FIELDS))
+        except Exception as exc:  # e.g. a team's own collection whose key is not ``pk``: fetched, unscored
+            logger.debug("passage similarity search failed (%s); fetching the rows", exc)
+            hits = []
         rows.update((h.id, (dict(h.fields), float(h.score))) for h in hits if h.id in missing)
         missing = tuple(i for i in missing if i not in rows)
     if missing:

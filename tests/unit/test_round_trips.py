@@ -168,6 +168,12 @@ def test_rows_not_in_hand_come_scored_from_one_restricted_search() -> None:
         [restricted, Step(Fetch, {}, lambda f: f.ids == ("d",))],  # d not returned: fetched (here: filtered out)
     )
     assert rows == {"a": ({"text": "A"}, 0.9), "c": ({"text": "C"}, 0.4)}
+    # a collection that refuses the restricted search (its key is not ``pk``): the rows are fetched, unscored
+    rows, _ = run_script(
+        passage_rows(["c"], [], None, (1.0, 0.0)),
+        [Step(Search, raises=ValueError("field pk not found")), Step(Fetch, {"c": {"text": "C"}})],
+    )
+    assert rows == {"c": ({"text": "C"}, None)}
 
 
 class WaitingStore:
