@@ -68,3 +68,12 @@ def test_min_score_must_be_a_finite_number(bad: object) -> None:
     with pytest.raises(ValueError, match="min_score"):
         NaiveParams(min_score=bad)  # type: ignore[arg-type]
     assert RetrievalParams(min_score=-0.2).min_score == -0.2 and NaiveParams().min_score is None
+
+
+def test_server_json_keeps_similarity_raw_score_and_sources() -> None:
+    from langchain_graphrag_milvus.server.state import document_json
+
+    meta = {"source": "a.pdf", "page": 0, "_score": 0.5, "_similarity": 0.4, "_raw_score": 0.01, "_sources": ["a.pdf"]}
+    row = document_json(Document(page_content="t", metadata=meta), 2)
+    assert (row["score"], row["similarity"], row["raw_score"], row["sources"]) == (0.5, 0.4, 0.01, ["a.pdf"])
+    assert row["source"] == "a.pdf" and row["page"] == 0
