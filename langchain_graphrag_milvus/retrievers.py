@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, PlainValidator, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.errors import NoRelationsWarning
-from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_RANKED_BY
+from langchain_graphrag_milvus.retrieval.documents import no_graph
 from langchain_graphrag_milvus.retrieval.effects import Steps
 from langchain_graphrag_milvus.retrieval.executors import run_async, run_sync
 from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline, naive_pipeline
@@ -73,7 +73,7 @@ def warn_if_no_graph(store: Any, docs: Sequence[Document]) -> None:
     the first such retrieval warns, the others only mark their Documents (``_ranked_by``)
     and log the ``graphrag_no_graph`` event at INFO.
     """
-    if not any(d.metadata.get("_ranked_by") == NO_GRAPH_RANKED_BY for d in docs):
+    if not any(no_graph(d.metadata.get("_ranked_by")) for d in docs):
         return
     with _warned_lock:
         try:

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "min_score", None) is not None and args.mode == "paths":
         raise ValueError("--min-score cuts passages by similarity: use it with --mode graph or naive")
     from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
-    from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_RANKED_BY
+    from langchain_graphrag_milvus.retrieval.documents import no_graph
 
     store, key = open_tenant_store(args, reader=True)
     try:
@@ -139,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
         rows = [document_row(doc, i) for i, doc in enumerate(docs, 1)]
     finally:
         store.close()
-    if any(row.get("ranked_by") == NO_GRAPH_RANKED_BY for row in rows):
-        log("note: the store has no relations, so the passages are ranked by similarity only; "
+    if any(no_graph(row.get("ranked_by")) for row in rows):
+        log("note: the store (or the filtered part) has no relations, so the passages are ranked by similarity only; "
             "ingest with --extractor offline (or llm) to build the graph")  # fmt: skip
     if args.json:
         if not rows and reason:

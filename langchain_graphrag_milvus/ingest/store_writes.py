@@ -264,4 +264,6 @@ class StoreWrites:
     ) -> MergeReport:
         """Async :meth:`merge_entities`, in a worker thread."""
         listed = names if isinstance(names, str) else list(names)
-        return await asyncio.to_thread(self.merge_entities, listed, into=into, tenant=tenant, all_tenants=all_tenants)
+        return await asyncio.to_thread(
+            self.merge_entities, listed, into=into, tenant=tenant, all_tenants=all_tenants
+        )

@@ -12,7 +12,8 @@ Every graph and naive retrieval ends here. The metadata keys (see the retrievers
   cosine by default): the one value comparable across passages, modes and queries, and
   what ``min_score`` cuts on. Absent only when Milvus did not score a passage it returned.
 * ``_ranked_by`` — ``"llm"``, ``"graph"``, ``"passage_similarity"``, or
-  :data:`NO_GRAPH_RANKED_BY` when the store (or the filter's part of it) has no relation.
+  :data:`NO_GRAPH_RANKED_BY` (:data:`NO_GRAPH_IN_FILTER_RANKED_BY`) when the store (the
+  filter's part of it) has no relation.
 
 :func:`source_label` is how the command line, the agent tool and the subgraph page name
 a passage's origin (file, and page counted from 1).
@@ -34,6 +35,8 @@ from langchain_graphrag_milvus.retrieval.stages import Ranked
 __all__ = [
     "PASSAGE_FIELDS",
     "NO_GRAPH_RANKED_BY",
+    "NO_GRAPH_IN_FILTER_RANKED_BY",
+    "no_graph",
     "NO_GRAPH_EVENT",
     "passage_document",
     "passage_rows",
@@ -49,6 +52,14 @@ logger = logging.getLogger("langchain_graphrag_milvus")
 
 #: ``_ranked_by`` of passages a graph retriever ranked by similarity because there is no graph to walk.
 NO_GRAPH_RANKED_BY = "passage_similarity (no graph: the store has no relations)"
+#: The same, under a filter whose part of the store has no relation (e.g. a tenant without a graph).
+NO_GRAPH_IN_FILTER_RANKED_BY = "passage_similarity (no graph: no relations in the filter's part of the store)"
+
+
+def no_graph(ranked_by: object) -> bool:
+    """Whether a ``_ranked_by`` value says there was no graph to rank with."""
+    return ranked_by in (NO_GRAPH_RANKED_BY, NO_GRAPH_IN_FILTER_RANKED_BY)
+
 
 #: Name of the custom callback event (and INFO log) of a graph retrieval that found no relation at all.
 NO_GRAPH_EVENT = "graphrag_no_graph"

@@ -32,6 +32,7 @@ from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
 from langchain_graphrag_milvus.retrieval.documents import (
     NO_GRAPH_EVENT,
+    NO_GRAPH_IN_FILTER_RANKED_BY,
     NO_GRAPH_RANKED_BY,
     PASSAGE_FIELDS,
     passage_document,
@@ -158,10 +159,9 @@ def graph_pipeline(
     chosen = (yield from rerank(query, pool, p, reranker)) if reranker is not None and pool else []
     if trace is not None:
         trace.update(pool=pool, chosen=chosen)
-    no_graph = _no_graph(q)
-    if no_graph:
-        yield from ask(Notify(NO_GRAPH_EVENT, {"reason": no_graph, "filter": p.filter}))
-    fill_by = NO_GRAPH_RANKED_BY if no_graph else "passage_similarity"
+    fill_by, why = _no_graph(q)
+    if why:
+        yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
@@ -169,13 +169,14 @@ def graph_pipeline(
     return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
 
 
-def _no_graph(q: QueryHits) -> str | None:
-    """Why there is no graph to rank with (the store, or the filter's part of it, has no relation); else None."""
+def _no_graph(q: QueryHits) -> tuple[str, str | None]:
+    """The ``_ranked_by`` of the similarity fill, and why there is no graph to rank with (None: there is one)."""
     if q.graph.n_relations == 0:
-        return "the store has no relations: passages are ranked by similarity only"
+        return NO_GRAPH_RANKED_BY, "the store has no relations: passages are ranked by similarity only"
     if q.view is not None and not bool(q.view.relations.any()):
-        return "the filter's part of the store has no relations: passages are ranked by similarity only"
-    return None
+        why = "the filter's part of the store has no relations: passages are ranked by similarity only"
+        return NO_GRAPH_IN_FILTER_RANKED_BY, why
+    return "passage_similarity", None
 
 
 def first_searches(

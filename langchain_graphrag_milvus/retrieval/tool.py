@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from langchain_graphrag_milvus.errors import InvalidFilterError
 from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_RANKED_BY, source_label
+from langchain_graphrag_milvus.retrieval.documents import no_graph, source_label
 from langchain_graphrag_milvus.retrieval.events import NoPathEvents
 
 if TYPE_CHECKING:
@@ -92,8 +92,8 @@ def format_documents(docs: Sequence[Document], *, max_chars: int | None = 1500, 
     if not docs:
         return f"No passages found: {reason}." if reason else "No passages found."
     blocks = []
-    if any(d.metadata.get("_ranked_by") == NO_GRAPH_RANKED_BY for d in docs):
-        blocks.append("Note: the store has no relations; these passages are ranked by similarity only.")
+    if any(no_graph(d.metadata.get("_ranked_by")) for d in docs):
+        blocks.append("Note: no relations here (store or filter); these passages are ranked by similarity only.")
     for i, doc in enumerate(docs, 1):
         meta = doc.metadata
         head = f"[{i}] source: {source_label(meta)}"

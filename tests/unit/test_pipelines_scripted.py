@@ -14,7 +14,11 @@ import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex, aggregated_index
 from langchain_graphrag_milvus.milvus.reads import Hit
-from langchain_graphrag_milvus.retrieval.documents import NO_GRAPH_EVENT, NO_GRAPH_RANKED_BY
+from langchain_graphrag_milvus.retrieval.documents import (
+    NO_GRAPH_EVENT,
+    NO_GRAPH_IN_FILTER_RANKED_BY,
+    NO_GRAPH_RANKED_BY,
+)
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Embed,
@@ -378,3 +382,19 @@ def test_relation_similarities_search_only_what_is_not_in_hand() -> None:
     answer = [relation_hit(SON, 0.7), relation_hit(STUDENT, 0.71)]
     hits, _ = run_script(relation_similarities(tuple(Q_VEC), ids, []), [Step(Search, [answer])])
     assert hits == answer
+
+
+def test_a_filter_without_relations_ranks_by_similarity_and_says_so() -> None:
+    graph = build_graph()
+    empty_view = graph.view([])  # e.g. a tenant that ingested without an extractor
+    script = [
+        Step(GetGraph, graph),
+        Step(ViewOf, empty_view),
+        Step(Embed, [Q_VEC]),
+        Step(Gather, [[RELATION_HITS], [PASSAGE_HITS]]),
+        Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "filter's part" in n.data["reason"]),
+    ]
+    p = RetrievalParams(k=2, filter="tenant == 'b'", entities=())
+    docs, _ = run_script(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), script)
+    assert [d.id for d in docs] == ["p_euler", "p_daniel"]
+    assert all(d.metadata["_ranked_by"] == NO_GRAPH_IN_FILTER_RANKED_BY for d in docs)

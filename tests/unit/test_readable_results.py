@@ -35,7 +35,7 @@ def test_tool_text_shows_source_page_similarity_and_reasons() -> None:
         "No passages found: need two entities in the graph; found 1 (Basel)."
     )
     no_graph = Document(page_content="x", metadata={"source": "a.txt", "_ranked_by": NO_GRAPH_RANKED_BY})
-    assert format_documents([no_graph]).startswith("Note: the store has no relations")
+    assert format_documents([no_graph]).startswith("Note: no relations here (store or filter)")
     path = Document(page_content="A → B", metadata={"_score": 1.0, "_sources": ["a.md", "b.pdf, page 2", "a.md"]})
     assert "passages from: a.md; b.pdf, page 2\n" in format_documents([path])
 
