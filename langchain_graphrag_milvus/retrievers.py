@@ -265,7 +265,8 @@ class MilvusGraphRetriever(_StoreRetriever):
     relation or passage that ranked it), ``_similarity`` (the passage's similarity to the
     query, comparable across passages and with the naive retriever), ``_ranked_by``
     (``"llm"``, ``"graph"``, ``"passage_similarity"``, or
-    ``"passage_similarity (no graph: the store has no relations)"``), ``_relations`` and
+    ``"passage_similarity (no graph: the store has no relations)"``, or ``"... (no graph: no
+    relations in the filter's part of the store)"``), ``_relations`` and
     ``_relation_ids`` (the relations that led to it) and ``_hops``. See
     :mod:`~langchain_graphrag_milvus.retrieval.documents`.
 
