@@ -24,6 +24,7 @@ __all__ = [
     "ForeignCollectionError",
     "ConcurrentWriteError",
     "ExtractionCacheError",
+    "NoRelationsWarning",
 ]
 
 
@@ -135,4 +136,14 @@ class ExtractionCacheError(GraphRAGError, ValueError):
     Another program's sqlite database, a file that is not sqlite at all, a truncated file
     or an entry that is not a JSON list. The message names the file; nothing is written
     into it.
+    """
+
+
+class NoRelationsWarning(UserWarning):
+    """A store holds passages but no relations: the graph retriever can only rank by similarity.
+
+    Warned when an ingest leaves the store without a single relation (no extractor and no
+    triplets) and, once per store, when a graph retrieval falls back to similarity for that
+    reason. Fix: ingest with an extractor (``extractor="offline"`` or an LLM extractor;
+    ``ingest --extractor offline`` on the command line) or give triplets.
     """

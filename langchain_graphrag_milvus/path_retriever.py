@@ -3,44 +3,21 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import Field, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.retrieval.effects import Steps
+from langchain_graphrag_milvus.retrieval.events import NoPathEvents
 from langchain_graphrag_milvus.retrieval.params import PathParams, call_params, retriever_field
-from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, path_pipeline
+from langchain_graphrag_milvus.retrieval.path_pipeline import path_pipeline
 from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
 from langchain_graphrag_milvus.retrievers import _StoreRetriever
 
 __all__ = ["MilvusPathRetriever", "NoPathEvents"]
-
-
-class NoPathEvents(BaseCallbackHandler):
-    """Collects the ``"graphrag_no_path"`` events of path retrievals (why nothing was returned).
-
-    Each event is a dict ``{"reason", "entities", "pairs"}``; :attr:`last` is the newest.
-    Pass it in ``config={"callbacks": [handler]}`` of ``invoke``/``ainvoke``.
-    """
-
-    def __init__(self) -> None:
-        """Start with no events."""
-        super().__init__()
-        self.events: list[dict[str, Any]] = []
-
-    @property
-    def last(self) -> dict[str, Any] | None:
-        """The newest event, if any."""
-        return self.events[-1] if self.events else None
-
-    def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
-        """Record ``data`` of a no-path event."""
-        if name == NO_PATH_EVENT:
-            self.events.append(dict(data))
 
 
 _setting = partial(retriever_field, PathParams)
@@ -93,18 +70,20 @@ class MilvusPathRetriever(_StoreRetriever):
 
     Each Document's metadata: ``_path_found`` (True), ``_pair`` (the two query entities),
     ``_path`` (entity names along the path), ``_path_entity_ids``, ``_hops``,
-    ``_score`` (mean over edges of the best relation's similarity to the query),
-    ``_relations``/``_relation_ids`` (shown relations, in path order), ``_passage_ids``,
-    ``_paths_between_pair`` (shortest paths found before pruning) and ``_truncated``
-    (a cap was hit). Pairs take turns — each pair's most similar path first, then the
-    second ones — up to ``k`` Documents.
+    ``_score`` (``1 / rank``, in the returned order), ``_raw_score`` (mean over edges of the
+    best relation's similarity to the query), ``_relations``/``_relation_ids`` (shown
+    relations, in path order), ``_passage_ids``, ``_sources`` (with ``sentences``: where
+    the quoted passages come from, ``"file, page N"``), ``_paths_between_pair`` (shortest
+    paths found before pruning) and ``_truncated`` (a cap was hit). Pairs take turns —
+    each pair's most similar path first, then the second ones — up to ``k`` Documents.
 
     When fewer than two entities are found, or no pair is connected within the caps, the
     result is an empty list: a chain gets no context rather than a blank one. The reason
     (e.g. ``"no path found (A – B: no path within 3 hops per side)"``), the entities used
     and per-pair details go to the logger ``langchain_graphrag_milvus`` (INFO) and to the
     run's callbacks as the custom event ``"graphrag_no_path"`` (also in
-    ``astream_events``); :class:`NoPathEvents` collects them:
+    ``astream_events``); :meth:`invoke_with_reason` returns it, and :class:`NoPathEvents`
+    collects the events:
 
     .. code-block:: python
 
@@ -149,3 +128,32 @@ class MilvusPathRetriever(_StoreRetriever):
     def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Steps[list[Document]]:
         params = call_params(self._defaults(), kwargs)
         return path_pipeline(query, params, entity_extractor=self._extractor)
+
+    def invoke_with_reason(
+        self, query: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> tuple[list[Document], str | None]:
+        """``invoke``, and why no path was returned (``None`` when there are paths).
+
+        The reason is the ``"graphrag_no_path"`` event's (e.g. ``"need two entities in the graph;
+        found 1 (Basel)"`` or ``"no path found (A – B: no path within 3 hops per side)"``).
+
+        Example:
+            .. code-block:: python
+
+                docs, reason = paths.invoke_with_reason("How is Basel related to rockets?")
+                if not docs:
+                    print(reason)
+        """
+        events = NoPathEvents()
+        run_config: dict[str, Any] = dict(config or {})
+        callbacks = run_config.get("callbacks")
+        if callbacks is None:
+            run_config["callbacks"] = [events]
+        elif isinstance(callbacks, list):
+            run_config["callbacks"] = [*callbacks, events]
+        else:  # a callback manager
+            callbacks = callbacks.copy()
+            callbacks.add_handler(events, inherit=True)
+            run_config["callbacks"] = callbacks
+        docs = self.invoke(query, config=cast("RunnableConfig", run_config), **kwargs)
+        return docs, None if docs else (events.reason() or "no path found")

@@ -10,6 +10,9 @@ sans-IO pipeline with the executors of :mod:`.retrieval.executors` — blocking 
 
 from __future__ import annotations
 
+import threading
+import warnings
+import weakref
 from abc import abstractmethod
 from collections.abc import Sequence
 from functools import partial
@@ -26,6 +29,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, PlainValidator, PrivateAttr, model_validator
 
+from langchain_graphrag_milvus.errors import NoRelationsWarning
+from langchain_graphrag_milvus.retrieval.documents import no_graph
 from langchain_graphrag_milvus.retrieval.effects import Steps
 from langchain_graphrag_milvus.retrieval.executors import run_async, run_sync
 from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline, naive_pipeline
@@ -54,6 +59,39 @@ def _valid_store(value: Any) -> RetrievalStore:
 
 #: The ``store`` field: any object with the reads retrieval needs (checked without running them).
 StoreField = Annotated[RetrievalStore, PlainValidator(_valid_store)]
+
+_warned_stores: weakref.WeakSet[Any] = weakref.WeakSet()
+_warned_ids: set[int] = set()  # stores that cannot be weakly referenced
+_warned_lock = threading.Lock()
+
+
+def warn_if_no_graph(store: Any, docs: Sequence[Document]) -> None:
+    """Warn once per store when ``docs`` were ranked by similarity only: the store has no relations.
+
+    The warning is a :class:`~langchain_graphrag_milvus.errors.NoRelationsWarning`, once per
+    store object, not per query or per retriever (a server builds a retriever per request):
+    the first such retrieval warns, the others only mark their Documents (``_ranked_by``)
+    and log the ``graphrag_no_graph`` event at INFO.
+    """
+    if not any(no_graph(d.metadata.get("_ranked_by")) for d in docs):
+        return
+    with _warned_lock:
+        try:
+            if store in _warned_stores:
+                return
+            _warned_stores.add(store)
+        except TypeError:
+            if id(store) in _warned_ids:
+                return
+            _warned_ids.add(id(store))
+    warnings.warn(
+        f"{store!r} has passages but no relations (or none in the filter's part): the graph retriever "
+        "ranks by similarity only, like the naive retriever. Build the graph: ingest with an extractor "
+        "(MilvusGraphStore(..., extractor='offline') or an LLM extractor), give triplets, or on the command "
+        "line run ingest with --extractor offline.",
+        NoRelationsWarning,
+        stacklevel=4,
+    )
 
 
 class _StoreRetriever(BaseRetriever):
@@ -86,12 +124,16 @@ class _StoreRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return run_sync(self._pipeline(query, kwargs), self.store, run_manager.get_child())
+        docs = run_sync(self._pipeline(query, kwargs), self.store, run_manager.get_child())
+        warn_if_no_graph(self.store, docs)
+        return docs
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return await run_async(self._pipeline(query, kwargs), self.store, run_manager.get_child())
+        docs = await run_async(self._pipeline(query, kwargs), self.store, run_manager.get_child())
+        warn_if_no_graph(self.store, docs)
+        return docs
 
     def as_tool(
         self,
@@ -135,7 +177,9 @@ class NaivePassageRetriever(_StoreRetriever):
 
     The baseline the graph retriever is compared with and can be swapped for: same
     passages, same embeddings, same ``Document`` format (``id`` is the passage id;
-    metadata holds the user's metadata plus ``_passage_id`` and ``_score``).
+    metadata holds the user's metadata plus ``_passage_id``, ``_score`` and ``_similarity``:
+    both the passage's similarity to the query; ``_ranked_by`` is ``"passage_similarity"``).
+    ``min_score`` drops passages less similar than it (default: off).
 
     Example:
         .. code-block:: python
@@ -148,12 +192,13 @@ class NaivePassageRetriever(_StoreRetriever):
 
     k: int = retriever_field(NaiveParams, "k")
     filter: str | dict[str, Any] | None = retriever_field(NaiveParams, "filter")
+    min_score: float | None = retriever_field(NaiveParams, "min_score")
 
     def _pipeline(self, query: str, kwargs: dict[str, Any]) -> Steps[list[Document]]:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         p = call_params(self._defaults(), kwargs)
-        return naive_pipeline(query, p.k, p.filter)
+        return naive_pipeline(query, p.k, p.filter, p.min_score)
 
 
 _setting = partial(retriever_field, RetrievalParams)
@@ -215,12 +260,23 @@ class MilvusGraphRetriever(_StoreRetriever):
             docs = await retriever.ainvoke("What contribution did the son of Euler's teacher make?")
 
     Each Document has ``id`` = passage id and metadata: the passage's own metadata plus
-    ``_passage_id``, ``_score`` (similarity of the best relation, or of the passage),
-    ``_ranked_by`` (``"llm"``, ``"graph"`` or ``"passage_similarity"``), ``_relations`` and
-    ``_relation_ids`` (the relations that led to it) and ``_hops``.
+    ``_passage_id``, ``_score`` (``1 / rank``: 1.0, 0.5, 0.333..., always in the returned
+    order), ``_raw_score`` (the ranker's own value: PageRank mass, or the similarity of the
+    relation or passage that ranked it), ``_similarity`` (the passage's similarity to the
+    query, comparable across passages and with the naive retriever), ``_ranked_by``
+    (``"llm"``, ``"graph"``, ``"passage_similarity"``, or
+    ``"passage_similarity (no graph: the store has no relations)"``, or ``"... (no graph: no
+    relations in the filter's part of the store)"``), ``_relations`` and
+    ``_relation_ids`` (the relations that led to it) and ``_hops``. See
+    :mod:`~langchain_graphrag_milvus.retrieval.documents`.
 
     When the graph yields fewer than ``k`` passages, the rest come from a passage
-    similarity search, so exactly ``k`` Documents are returned when the store has them.
+    similarity search, so exactly ``k`` Documents are returned when the store has them —
+    unless ``min_score`` is set: then passages less similar to the query than it are left
+    out, whatever ranked them (default: off; similarity scales differ between embedding
+    models, so no value is safe for all). A store without relations makes the graph
+    retriever a similarity search: it says so in ``_ranked_by`` and warns once per store
+    (:class:`~langchain_graphrag_milvus.errors.NoRelationsWarning`).
     """
 
     _settings_class = RetrievalParams
@@ -253,6 +309,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     rerank_timeout: float | None = _setting("rerank_timeout")
     extractor_timeout: float | None = _setting("extractor_timeout")
     filter: str | dict[str, Any] | None = _setting("filter")
+    min_score: float | None = _setting("min_score")
 
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
     _reranker: Runnable[dict[str, Any], list[int]] | None = PrivateAttr(default=None)

@@ -79,6 +79,7 @@ class RenderedNodes(HTMLParser):
         if tag == "g" and a.get("class") == "node":
             x, y = map(float, re.match(r"translate\(([-\d.]+),([-\d.]+)\)", a["transform"]).groups())
             self._node = {"kind": a["data-kind"], "hop": a["data-hop"], "x": x, "y": y, "lines": [], "score": ""}
+            self._node["source"] = ""
             self.nodes[a["data-id"]] = self._node
             self._depth = 1
         if tag == "text":
@@ -100,6 +101,8 @@ class RenderedNodes(HTMLParser):
                 self.heads.append(data)
         elif "score" in self._text_class:
             self._node["score"] = data
+        elif "source" in self._text_class:  # a passage's file and page
+            self._node["source"] = data
         else:
             self._node["lines"].append(data)
 

@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import importlib
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -192,8 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, run the command; errors the user can fix print one line and exit 1 or 2."""
     args = build_parser().parse_args(argv)
     handler = _handler(args)
+    from langchain_graphrag_milvus.errors import NoRelationsWarning
+
     try:
-        return int(handler(args))
+        with warnings.catch_warnings():  # the ingest summary and the query output say it in their own words
+            warnings.filterwarnings("ignore", category=NoRelationsWarning)
+            return int(handler(args))
     except (FileNotFoundError, ValueError) as exc:
         _log(f"error: {exc}")
         return 2

@@ -35,17 +35,18 @@ def _llm(model: str | None) -> Any:
 
 
 def make_retriever(store: MilvusGraphStore, args: argparse.Namespace, key: str | None = None) -> BaseRetriever:
-    """The retriever of ``--mode`` with ``-k``, ``--filter`` (and ``--tenant`` on field ``key``) and ``--llm``."""
+    """The retriever of ``--mode``: ``-k``, ``--filter`` (``--tenant`` on field ``key``), ``--llm``, ``--min-score``."""
     from langchain_graphrag_milvus.cli.tenancy import tenant_filter
 
     filter_value = tenant_filter(parse_filter(args.filter), key, getattr(args, "tenant", None))
+    min_score = getattr(args, "min_score", None)
     if args.mode == "naive":
-        return store.as_naive_retriever(k=args.k, filter=filter_value)
+        return store.as_naive_retriever(k=args.k, filter=filter_value, min_score=min_score)
     if args.mode == "paths":
         return store.as_path_retriever(k=args.k, filter=filter_value, sentences=True, llm=_llm(args.llm))
     from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
 
-    return MilvusGraphRetriever(store=store, k=args.k, filter=filter_value, llm=_llm(args.llm))
+    return MilvusGraphRetriever(store=store, k=args.k, filter=filter_value, llm=_llm(args.llm), min_score=min_score)
 
 
 def document_row(doc: Document, rank: int) -> dict[str, Any]:
@@ -59,21 +60,36 @@ def document_row(doc: Document, rank: int) -> dict[str, Any]:
         "score": meta.get("_score"),
         "text": doc.page_content,
     }
-    for key in ("_relations", "_hops", "_ranked_by", "_path", "_passage_ids", "_path_found", "_reason"):
+    keys = ("_similarity", "_raw_score", "_relations", "_hops", "_ranked_by", "_path", "_passage_ids", "_sources")
+    for key in (*keys, "_path_found", "_reason"):
         if key in meta:
             row[key.lstrip("_")] = meta[key]
     return row
 
 
-def _print_row(row: dict[str, Any]) -> None:
+def _where(row: dict[str, Any]) -> str:
+    """Source and page as printed: ``guide.pdf (page 3)`` (PDF pages are stored from 0, shown from 1)."""
     where = terminal_text(row.get("source") or row.get("id") or "")
-    if isinstance(row.get("page"), int):
-        where += f" (page {row['page'] + 1})"
-    score = row.get("score")
-    head = f"{row['rank']}. " + (f"[{score:.3f}] " if isinstance(score, (int, float)) else "") + where
+    page = row.get("page")
+    if isinstance(page, int) and not isinstance(page, bool):
+        where += f" (page {page + 1})"
+    elif isinstance(page, str) and page:
+        where += f" (page {terminal_text(page)})"
+    return where
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    score, similarity = row.get("score"), row.get("similarity")
+    head = f"{row['rank']}. " + (f"[{score:.3f}] " if isinstance(score, (int, float)) else "")
+    head += f"path, {row.get('hops')} hops" if "path" in row else _where(row)
+    if isinstance(similarity, (int, float)) and similarity != score:
+        head += f"  similarity {similarity:.3f}"
     lines = [head]
     if "path" in row:
         lines.append(textwrap.indent("\n".join(terminal_text(t) for t in str(row["text"]).split("\n")), "   "))
+        sources = list(dict.fromkeys(row.get("sources") or []))
+        if sources:
+            lines.append("   passages from: " + "; ".join(terminal_text(x) for x in sources))
     else:
         text = terminal_text(" ".join(row["text"].split()))
         lines.append("   " + (text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."))
@@ -84,30 +100,54 @@ def _print_row(row: dict[str, Any]) -> None:
     emit("\n".join(lines))
 
 
+def _nothing(args: argparse.Namespace, reason: str | None) -> str:
+    """What to print when no passage came back, with the reason the library knows."""
+    if args.mode == "paths":
+        return f"no path found: {terminal_text(reason or 'no reason given')}"  # one line, whatever names it holds
+    if getattr(args, "min_score", None) is not None:
+        return f"no passages found with similarity of at least --min-score {args.min_score}"
+    return "no passages found"
+
+
+def _retrieve(store: MilvusGraphStore, args: argparse.Namespace, key: str | None) -> tuple[list[Document], str | None]:
+    """The Documents for ``args.query`` (and the page, with ``--html``); the no-path reason in paths mode."""
+    retriever = make_retriever(store, args, key)
+    if args.html:  # one retrieval for both the passages and the picture
+        from langchain_graphrag_milvus.retrieval.explain import query_documents_and_subgraph
+
+        docs, graph = query_documents_and_subgraph(retriever, args.query)  # type: ignore[arg-type]
+        args.html.write_text(graph.to_html(), encoding="utf-8")
+        log(f"wrote {args.html} ({len(graph.nodes)} nodes, {len(graph.edges)} edges)")
+        return docs, None
+    if args.mode == "paths":
+        return retriever.invoke_with_reason(args.query)  # type: ignore[attr-defined,no-any-return]
+    return retriever.invoke(args.query), None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``query``."""
     if args.html and args.mode != "graph":
         raise ValueError("--html draws the graph retriever's subgraph: use it with --mode graph")
+    if getattr(args, "min_score", None) is not None and args.mode == "paths":
+        raise ValueError("--min-score cuts passages by similarity: use it with --mode graph or naive")
     from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
+    from langchain_graphrag_milvus.retrieval.documents import no_graph
 
     store, key = open_tenant_store(args, reader=True)
     try:
-        retriever = make_retriever(store, args, key)
-        if args.html:  # one retrieval for both the passages and the picture
-            from langchain_graphrag_milvus.retrieval.explain import query_documents_and_subgraph
-
-            docs, graph = query_documents_and_subgraph(retriever, args.query)  # type: ignore[arg-type]
-            args.html.write_text(graph.to_html(), encoding="utf-8")
-            log(f"wrote {args.html} ({len(graph.nodes)} nodes, {len(graph.edges)} edges)")
-        else:
-            docs = retriever.invoke(args.query)
+        docs, reason = _retrieve(store, args, key)
         rows = [document_row(doc, i) for i, doc in enumerate(docs, 1)]
     finally:
         store.close()
+    if any(no_graph(row.get("ranked_by")) for row in rows):
+        log("note: the store (or the filtered part) has no relations, so the passages are ranked by similarity only; "
+            "ingest with --extractor offline (or llm) to build the graph")  # fmt: skip
     if args.json:
+        if not rows and reason:
+            log(_nothing(args, reason))
         emit(terminal_json(rows))
     elif not rows:
-        emit("no passages found")
+        emit(_nothing(args, reason))
     else:
         for row in rows:
             _print_row(row)
@@ -134,6 +174,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-k", type=int, default=4, help="passages (or paths) to return (default 4)")
     p.add_argument(
         "--filter", help='metadata filter: a JSON object {"field": "value"} (escaped) or a Milvus expression'
+    )
+    p.add_argument(
+        "--min-score",
+        type=float,
+        metavar="S",
+        help="leave out passages whose similarity to the question is below S (graph and naive; default: off)",
     )
     p.add_argument("--llm", metavar="MODEL", help="OpenAI chat model for entity extraction and rerank (default: none)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")

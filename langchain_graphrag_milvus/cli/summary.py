@@ -40,6 +40,7 @@ class IngestSummary:
     cleared: list[tuple[str, str]] = field(default_factory=list)
     outside_links: list[str] = field(default_factory=list)
     tenant: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         """The human summary."""
@@ -62,6 +63,7 @@ class IngestSummary:
         if len(self.skipped) > 50:
             lines.append(f"  ... and {len(self.skipped) - 50} more skipped")
         lines += [f"  removed the stored passages of {terminal_text(s)}: {terminal_text(r)}" for s, r in self.cleared]
+        lines += [f"warning: {terminal_text(w)}" for w in self.warnings]
         if self.outside_links:
             lines.append(f"  {len(self.outside_links)} symbolic links leave the given folders and were not followed")
         return "\n".join(lines)
@@ -81,6 +83,7 @@ class IngestSummary:
         self.extraction_cached += report.extraction_cached
         self.extraction_failures += report.extraction_failures
         self.skipped += [(p.record_id, p.reason) for p in report.problems[:50]]
+        self.warnings += [w for w in getattr(report, "warnings", []) if w not in self.warnings]
 
     def add_delete(self, report: Any) -> None:
         """Add a ``DeleteReport``'s counts."""

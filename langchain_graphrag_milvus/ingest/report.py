@@ -46,6 +46,8 @@ class IngestReport:
     #: The load started on empty collections and skipped the existence reads (see ``ingest/bulk.py``).
     bulk_load: bool = False
     problems: list[Problem] = field(default_factory=list)
+    #: What the user should know about the store after this ingest (e.g. it holds no relations).
+    warnings: list[str] = field(default_factory=list)
 
     def _problem(self, problem: Problem) -> None:
         if len(self.problems) < MAX_PROBLEMS_KEPT:
@@ -73,4 +75,6 @@ class IngestReport:
             )
         if self.links_dropped:
             text += f"; {self.links_dropped} passage links beyond {MAX_PASSAGES_PER_RELATION} per relation dropped"
+        for warning in self.warnings:
+            text += f"; warning: {warning}"
         return text

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from langchain_graphrag_milvus.errors import NoRelationsWarning
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.milvus.write_guard import write_guard
 
 if TYPE_CHECKING:
@@ -23,10 +26,34 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
 
     from langchain_graphrag_milvus.ingest.merge import MergeReport
-    from langchain_graphrag_milvus.ingest.report import IngestReport
     from langchain_graphrag_milvus.ingest.updates import DeleteReport, UpsertReport
 
 __all__ = ["StoreWrites"]
+
+
+#: What an ingest that leaves the store without relations says (report, summary and warning).
+NO_RELATIONS = "0 relations: the graph retriever will rank by similarity only"
+
+
+def _check_relations(context: IngestContext, report: IngestReport) -> None:
+    """Say so (report, :class:`~.errors.NoRelationsWarning`) when passages were written and the store has no relation.
+
+    No silent fallback: without an extractor and without triplets, the store holds
+    passages and no graph, and the graph retriever would quietly be a similarity search.
+    """
+    if not (report.passages_added or report.passages_updated):
+        return
+    if context.parts.graph.current().n_relations:
+        return
+    store = context.parts.graph.label
+    message = (
+        f"{NO_RELATIONS} ({store} holds passages but no relations: no extractor and no triplets). "
+        "Pass extractor= (extractor='offline' for the spaCy extractor, or an LLM extractor) to the store "
+        "or to this call, or give each passage its triplets; on the command line: ingest --extractor offline."
+    )
+    if message not in report.warnings:
+        report.warnings.append(message)
+    warnings.warn(message, NoRelationsWarning, stacklevel=5)
 
 
 class StoreWrites:
@@ -44,7 +71,11 @@ class StoreWrites:
         context = self._context()
         conn = context.parts.connection
         with write_guard(conn, context.parts.graph, conn.lease):
-            return operation(context, *args, **kwargs)
+            result = operation(context, *args, **kwargs)
+            ingested = getattr(result, "ingested", result)  # an upsert's ingest part
+            if isinstance(ingested, IngestReport):
+                _check_relations(context, ingested)
+            return result
 
     def add_records(
         self,

@@ -19,6 +19,7 @@ from langchain_core.documents import Document
 from langchain_graphrag_milvus.graph import Expansion, GraphIndex
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.retrieval.documents import source_label
 from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
 from langchain_graphrag_milvus.retrieval.subgraph_model import Subgraph, SubgraphEdge, SubgraphNode
 from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
@@ -61,7 +62,8 @@ def query_subgraph(
 
     Nodes: the query's entities, the entities they matched (hop 0, with the match
     scores), the relations reached hop by hop from them (score: similarity to the query),
-    and the passages returned (score: the retriever's ``_score``, hop: its ``_hops``).
+    and the passages returned (score: the retriever's ``_score``, hop: its ``_hops``; data:
+    ``source``, the file and page it comes from, and its ``similarity`` to the query).
     Every relation behind a returned passage is shown; the others are the most similar
     to the query, at most ``max_relations`` in all, plus the relations that connect them
     back to hop 0. With the default ``ranking="ppr"``, every relation hit seeds the
@@ -294,7 +296,10 @@ class _QueryNodes:
             data = {
                 "passage_id": pid,
                 "rank": rank,
+                "source": source_label(meta),  # file and page (from 1), else the passage id
                 "ranked_by": meta.get("_ranked_by"),
+                "similarity": meta.get("_similarity"),
+                "raw_score": meta.get("_raw_score"),
                 "text": text[:_TEXT_CHARS],
                 "relations": list(meta.get("_relations") or []),
             }

@@ -30,12 +30,21 @@ from langchain_graphrag_milvus.graph.csr import gather_rows
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
+from langchain_graphrag_milvus.retrieval.documents import (
+    NO_GRAPH_EVENT,
+    NO_GRAPH_IN_FILTER_RANKED_BY,
+    NO_GRAPH_RANKED_BY,
+    PASSAGE_FIELDS,
+    passage_document,
+    passage_rows,
+    ranked_documents,
+)
 from langchain_graphrag_milvus.retrieval.effects import (
     Embed,
-    Fetch,
     GetGraph,
     Invoke,
     LinkEntities,
+    Notify,
     Search,
     Steps,
     ViewOf,
@@ -75,44 +84,6 @@ __all__ = [
     "passage_rows",
     "MAX_QUERY_ENTITIES",
 ]
-
-PASSAGE_FIELDS = ("text", "$meta")
-
-
-# ---------------------------------------------------------------------- parameters
-def passage_document(
-    pid: str, row: dict[str, Any], ranked: Ranked | None = None, score: float | None = None
-) -> Document:
-    """A passage row as a Document with the user's metadata and provenance keys."""
-    meta = {k: v for k, v in row.items() if k not in ("pk", "text", "vector", "doc_hash", "$meta")}
-    meta.update(row.get("$meta") or {})
-    meta.pop("doc_hash", None)
-    meta["_passage_id"] = pid
-    if ranked is not None:
-        meta["_score"] = float(ranked.score)
-        meta["_ranked_by"] = ranked.ranked_by
-        meta["_relations"] = [c.text for c in ranked.relations]
-        meta["_relation_ids"] = [c.id for c in ranked.relations]
-        meta["_hops"] = ranked.hops
-    elif score is not None:
-        meta["_score"] = float(score)
-        meta["_ranked_by"] = "passage_similarity"
-    return Document(id=pid, page_content=str(row.get("text", "")), metadata=meta)
-
-
-def passage_rows(ids: list[str], in_hand: Sequence[Hit], filter_expr: str | None) -> Steps[dict[str, dict[str, Any]]]:
-    """The passage rows of ``ids``: those the passage search returned (``in_hand``), and one fetch of the rest.
-
-    The search asked for the same fields (:data:`PASSAGE_FIELDS`) under the same filter, so
-    a row in hand is the row a fetch would return; only missing ids are fetched (no
-    fetch at all when every id is in hand).
-    """
-    have = {h.id: dict(h.fields) for h in in_hand}
-    rows = {i: have[i] for i in ids if i in have}
-    missing = tuple(i for i in dict.fromkeys(ids) if i not in have)
-    if missing:
-        rows.update((yield from ask(Fetch("passages", missing, PASSAGE_FIELDS, filter_expr))))
-    return rows
 
 
 # ---------------------------------------------------------------------- stages
@@ -188,16 +159,24 @@ def graph_pipeline(
     chosen = (yield from rerank(query, pool, p, reranker)) if reranker is not None and pool else []
     if trace is not None:
         trace.update(pool=pool, chosen=chosen)
-    dense = [Ranked(h.id, h.score, "passage_similarity") for h in q.passage_hits]
+    fill_by, why = _no_graph(q)
+    if why:
+        yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
+    dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
-    rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter)
-    docs = [passage_document(r.id, rows[r.id], r) for r in final if r.id in rows]
-    if len(docs) < p.k:  # a filter removed some graph passages: fill from similarity
-        have = {d.id for d in docs}
-        extra = [h for h in q.passage_hits if h.id not in have][: p.k - len(docs)]
-        docs += [passage_document(h.id, dict(h.fields), score=h.score) for h in extra]
-    return docs
+    rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)
+    return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
+
+
+def _no_graph(q: QueryHits) -> tuple[str, str | None]:
+    """The ``_ranked_by`` of the similarity fill, and why there is no graph to rank with (None: there is one)."""
+    if q.graph.n_relations == 0:
+        return NO_GRAPH_RANKED_BY, "the store has no relations: passages are ranked by similarity only"
+    if q.view is not None and not bool(q.view.relations.any()):
+        why = "the filter's part of the store has no relations: passages are ranked by similarity only"
+        return NO_GRAPH_IN_FILTER_RANKED_BY, why
+    return "passage_similarity", None
 
 
 def first_searches(
@@ -336,8 +315,11 @@ def rerank(
         return []
 
 
-def naive_pipeline(query: str, k: int, filter_expr: str | None) -> Steps[list[Document]]:
-    """Plain top-k passage search, returning the same Document format."""
+def naive_pipeline(
+    query: str, k: int, filter_expr: str | None, min_score: float | None = None
+) -> Steps[list[Document]]:
+    """Plain top-k passage search, returning the same Document format (``min_score``: drop those below)."""
     (vector,) = check_query_vectors((query,), (yield from ask(Embed((query,)))))
     hits = yield from ask(Search("passages", (tuple(map(float, vector)),), k, filter_expr, PASSAGE_FIELDS))
-    return [passage_document(h.id, dict(h.fields), score=h.score) for h in hits[0]]
+    kept = [h for h in hits[0] if min_score is None or h.score >= min_score]
+    return [passage_document(h.id, dict(h.fields), score=h.score) for h in kept]

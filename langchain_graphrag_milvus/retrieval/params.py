@@ -17,6 +17,7 @@ From that one declaration come
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -156,6 +157,15 @@ _FILTER_DOC = (
     "Restricts passages *and the graph*: a Milvus expression over passage metadata "
     "(tenant == 'a') or a {field: value} dict (values escaped)."
 )
+_MIN_SCORE_DOC = (
+    "Relevance cut-off: passages whose similarity to the query (the passage search's score, "
+    "metadata '_similarity') is below it are left out, so fewer than k may come back. "
+    "None (default): off, k passages are returned when the store has them."
+)
+MIN_SCORE = Rule(
+    lambda v: v is None or (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)),
+    "must be a finite number or None",
+)
 _EXTRACTOR_TIMEOUT_DOC = "Seconds the entity extractor may take; then the offline linker is used. None: no limit."
 
 
@@ -165,6 +175,7 @@ class NaiveParams:
 
     k: int = param(4, "Number of passages returned.", POSITIVE)
     filter: str | None = param(None, "Restricts the passages searched (expression or {field: value} dict).", EXPRESSION)
+    min_score: float | None = param(None, _MIN_SCORE_DOC, MIN_SCORE)
 
     def __post_init__(self) -> None:
         _check(self)
@@ -227,6 +238,7 @@ class RetrievalParams:
         None, "Seconds the reranker may take; then the no-LLM order is used (warning logged). None: no limit.", TIMEOUT
     )
     extractor_timeout: float | None = param(None, _EXTRACTOR_TIMEOUT_DOC, TIMEOUT)
+    min_score: float | None = param(None, _MIN_SCORE_DOC, MIN_SCORE)
 
     def __post_init__(self) -> None:
         _check(self)

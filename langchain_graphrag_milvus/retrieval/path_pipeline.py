@@ -41,6 +41,7 @@ from langchain_graphrag_milvus.graph import (
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import Hit
 from langchain_graphrag_milvus.milvus.vectors import check_query_vectors
+from langchain_graphrag_milvus.retrieval.documents import rank_score, row_metadata, source_label
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Embed,
@@ -319,15 +320,22 @@ def _documents(ends: _Endpoints, kept: Kept, scores: _EdgeScores, p: PathParams)
             per_edge.append(rels[: p.relations_per_edge])
         shown.append(per_edge)
     passages: dict[str, str] | None = None
+    sources: dict[str, str] = {}
     if p.sentences:
         pids = sorted({pid for per_edge in shown for rels in per_edge for rel in rels for pid in rel.passage_ids})
-        fetched = yield from ask(Fetch("passages", tuple(pids), ("text",), p.filter))
+        fetched = yield from ask(Fetch("passages", tuple(pids), ("text", "$meta"), p.filter))
         passages = {pid: str(row.get("text", "")) for pid, row in fetched.items()}
+        sources = {pid: source_label({**row_metadata(row), "_passage_id": pid}) for pid, row in fetched.items()}
 
-    return [
+    docs = [
         _path_document(pair, r, path, s, per_edge, [display[e] for e in path], [ent_ids[e] for e in path], passages, p)
         for (pair, r, path, s), per_edge in zip(kept, shown)
     ]
+    for rank, doc in enumerate(docs, start=1):  # pairs take turns: the raw scores are not in this order
+        doc.metadata["_score"] = rank_score(rank)
+        if sources:  # where the quoted passages come from, in the order of _passage_ids
+            doc.metadata["_sources"] = [sources[x] for x in doc.metadata["_passage_ids"] if x in sources]
+    return docs
 
 
 def _path_document(
@@ -354,6 +362,7 @@ def _path_document(
             "_path_entity_ids": entity_ids,
             "_hops": len(path) - 1,
             "_score": score,
+            "_raw_score": score,
             "_relations": [rel.text for rel in flat],
             "_relation_ids": [rel.id for rel in flat],
             "_passage_ids": list(dict.fromkeys(pid for rel in flat for pid in rel.passage_ids)),

@@ -37,6 +37,8 @@ from pydantic import BaseModel, Field
 
 from langchain_graphrag_milvus.errors import InvalidFilterError
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.retrieval.documents import no_graph, source_label
+from langchain_graphrag_milvus.retrieval.events import NoPathEvents
 
 if TYPE_CHECKING:
     from langchain_core.retrievers import BaseRetriever
@@ -54,7 +56,6 @@ DEFAULT_TOOL_DESCRIPTION = (
     "relations (subject predicate object) that led to each. Optional: k (how many passages), "
     'filter (metadata field -> value, e.g. {"source": "report.pdf"}), entities (names to start from).'
 )
-_SOURCE_KEYS = ("source", "source_id", "file_path", "url", "title")
 FilterValue = str | int | float | bool | list[str | int | float | bool]
 
 
@@ -79,31 +80,32 @@ class PassageSearchInput(BaseModel):
     )
 
 
-def _source(meta: Mapping[str, Any]) -> str:
-    source = next((str(meta[k]) for k in _SOURCE_KEYS if meta.get(k) not in (None, "")), None)
-    source = source or str(meta.get("_passage_id", "?"))
-    page = meta.get("page")
-    return f"{source}, page {page}" if page not in (None, "") else source
-
-
-def format_documents(docs: Sequence[Document], *, max_chars: int | None = 1500) -> str:
-    """The tool text: per passage its source, score, the relations behind it and its text.
+def format_documents(docs: Sequence[Document], *, max_chars: int | None = 1500, reason: str | None = None) -> str:
+    """The tool text: per passage its source and page, score, the relations behind it and its text.
 
     Args:
         docs: Documents from a graph, path or naive retriever of this package.
         max_chars: Longest passage text shown (``None``: whole texts).
+        reason: Why nothing was found (the path retriever's no-path reason), shown when
+            ``docs`` is empty.
     """
     if not docs:
-        return "No passages found."
+        return f"No passages found: {reason}." if reason else "No passages found."
     blocks = []
+    if any(no_graph(d.metadata.get("_ranked_by")) for d in docs):
+        blocks.append("Note: no relations here (store or filter); these passages are ranked by similarity only.")
     for i, doc in enumerate(docs, 1):
         meta = doc.metadata
-        head = f"[{i}] source: {_source(meta)}"
+        head = f"[{i}] source: {source_label(meta)}"
         if meta.get("_passage_id") is not None and str(meta.get("_passage_id")) not in head:
             head += f" (passage {meta['_passage_id']})"
         if isinstance(meta.get("_score"), (int, float)):
             head += f", score {meta['_score']:.3f}"
+        if isinstance(meta.get("_similarity"), (int, float)) and meta.get("_similarity") != meta.get("_score"):
+            head += f", similarity {meta['_similarity']:.3f}"
         lines = [head]
+        if meta.get("_sources"):
+            lines.append("passages from: " + "; ".join(str(x) for x in dict.fromkeys(meta["_sources"])))
         relations = list(meta.get("_relations") or [])
         if relations:
             lines.append("relations: " + "; ".join(str(r) for r in relations))
@@ -185,17 +187,36 @@ def create_graph_retriever_tool(
             out["entities"] = [str(e) for e in entities]
         return out
 
+    def with_events(callbacks: Any) -> tuple[NoPathEvents, Any]:
+        """The tool run's callbacks (its trace) plus a collector of why a path retriever found nothing."""
+        events = NoPathEvents()
+        if callbacks is None:
+            return events, [events]
+        callbacks = callbacks.copy()
+        callbacks.add_handler(events, inherit=True)
+        return events, callbacks
+
     def run(
-        query: str, k: int | None = None, filter: dict[str, Any] | None = None, entities: list[str] | None = None
+        query: str,
+        k: int | None = None,
+        filter: dict[str, Any] | None = None,
+        entities: list[str] | None = None,
+        callbacks: Any = None,
     ) -> tuple[str, list[Document]]:
-        docs = retriever.invoke(query, **kwargs_of(k, filter, entities))
-        return format_documents(docs, max_chars=max_chars), docs
+        events, handlers = with_events(callbacks)
+        docs = retriever.invoke(query, config={"callbacks": handlers}, **kwargs_of(k, filter, entities))
+        return format_documents(docs, max_chars=max_chars, reason=events.reason()), docs
 
     async def arun(
-        query: str, k: int | None = None, filter: dict[str, Any] | None = None, entities: list[str] | None = None
+        query: str,
+        k: int | None = None,
+        filter: dict[str, Any] | None = None,
+        entities: list[str] | None = None,
+        callbacks: Any = None,
     ) -> tuple[str, list[Document]]:
-        docs = await retriever.ainvoke(query, **kwargs_of(k, filter, entities))
-        return format_documents(docs, max_chars=max_chars), docs
+        events, handlers = with_events(callbacks)
+        docs = await retriever.ainvoke(query, config={"callbacks": handlers}, **kwargs_of(k, filter, entities))
+        return format_documents(docs, max_chars=max_chars, reason=events.reason()), docs
 
     response_format: Literal["content_and_artifact"] = "content_and_artifact"
     return StructuredTool.from_function(

@@ -191,7 +191,8 @@ def document_json(doc: Document, rank: int) -> dict[str, Any]:
         "score": meta.pop("_score", None),
         "text": doc.page_content,
     }
-    for key in ("_relations", "_relation_ids", "_hops", "_ranked_by", "_path", "_passage_ids", "_path_found"):
+    provenance = ("_relations", "_relation_ids", "_hops", "_ranked_by", "_path", "_passage_ids", "_path_found")
+    for key in (*provenance, "_similarity", "_raw_score", "_sources"):
         if key in meta:
             row[key.lstrip("_")] = meta.pop(key)
     row["metadata"] = {k: v for k, v in meta.items() if not k.startswith("_") and k != "triplets"}

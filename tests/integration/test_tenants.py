@@ -239,7 +239,8 @@ def _view_names(store: MilvusGraphStore, tenant: str) -> tuple[list[str], list[s
 def _plain(docs: list[Document]) -> list[tuple[str, dict[str, Any]]]:
     """What a caller gets; scores to 6 significant digits (float32 sums differ in order between graphs)."""
     return [
-        (d.page_content, {k: float(f"{v:.6g}") if k == "_score" else v for k, v in d.metadata.items()}) for d in docs
+        (d.page_content, {k: float(f"{v:.6g}") if k in ("_score", "_raw_score") else v for k, v in d.metadata.items()})
+        for d in docs
     ]
 
 

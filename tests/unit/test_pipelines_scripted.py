@@ -14,6 +14,11 @@ import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex, aggregated_index
 from langchain_graphrag_milvus.milvus.reads import Hit
+from langchain_graphrag_milvus.retrieval.documents import (
+    NO_GRAPH_EVENT,
+    NO_GRAPH_IN_FILTER_RANKED_BY,
+    NO_GRAPH_RANKED_BY,
+)
 from langchain_graphrag_milvus.retrieval.effects import (
     Compute,
     Embed,
@@ -122,9 +127,26 @@ def head(
     ]
 
 
-def fetch_step(filter_expr: str | None = None) -> Step:
-    """The passage fetch that ends a graph retrieval, answered with a row for every id asked."""
-    return Step(Fetch, reply=rows_for, check=lambda f: f.kind == "passages" and f.filter_expr == filter_expr)
+def passage_ids_in(filter_expr: str | None) -> list[str]:
+    """The passage ids a ``pk in [...]`` restriction names."""
+    return [pid for pid in TRIPLETS if f'"{pid}"' in (filter_expr or "")]
+
+
+def fetch_step(filter_expr: str | None = None, score: float = 0.3) -> Step:
+    """The read that ends a graph retrieval: the passages not in hand, by a search restricted to them.
+
+    One search scores them against the query (``_similarity``) and returns their rows; it is
+    answered with a hit of ``score`` for every id asked.
+    """
+
+    def check(s: Search) -> bool:
+        ok_filter = filter_expr is None or s.filter_expr.startswith(f"({filter_expr}) and ")
+        return s.kind == "passages" and s.output_fields == PASSAGE_FIELDS and ok_filter and "pk in" in s.filter_expr
+
+    def reply(s: Search) -> list[list[Hit]]:
+        return [[Hit(pid, score, passage_row(pid)) for pid in passage_ids_in(s.filter_expr)]]
+
+    return Step(Search, reply=reply, check=check)
 
 
 def test_default_graph_pipeline_end_to_end() -> None:
@@ -135,14 +157,60 @@ def test_default_graph_pipeline_end_to_end() -> None:
     )
     # no reranker: no pool search, no LLM call; the passage fetch asks only for the returned passages
     # the passage search did not bring (p_euler's row came with its hit)
-    assert [type(r).__name__ for r in requests] == ["LinkEntities", "GetGraph", "Embed", "Gather", "Fetch"]
-    assert requests[-1].ids == ("p_johann",)
+    assert [type(r).__name__ for r in requests] == ["LinkEntities", "GetGraph", "Embed", "Gather", "Search"]
+    assert passage_ids_in(requests[-1].filter_expr) == ["p_johann"] and requests[-1].limit == 1
     assert [d.id for d in docs] == ["p_euler", "p_johann"]  # the question's entity, then its teacher (the bridge)
     first = docs[0]
     assert first.page_content == "text of p_euler" and first.metadata["source"] == "p_euler.txt"
     assert first.metadata["_ranked_by"] == "graph" and first.metadata["_passage_id"] == "p_euler"
     assert first.metadata["_relation_ids"] == [rid(*STUDENT)] and first.metadata["_hops"] == 0
     assert docs[1].metadata["_relation_ids"] == [rid(*MENTORED)]
+    # scores in the returned order (1 / rank); the PageRank mass kept as _raw_score; similarity from the searches
+    assert [d.metadata["_score"] for d in docs] == [1.0, 0.5]
+    assert 0 < docs[1].metadata["_raw_score"] < 1 and docs[1].metadata["_raw_score"] != 0.5
+    assert [d.metadata["_similarity"] for d in docs] == [0.6, 0.3]
+
+
+def test_a_passage_the_restricted_search_misses_is_fetched_unscored() -> None:
+    graph = build_graph()
+    missed = Step(Search, [[]], lambda s: s.kind == "passages" and "pk in" in s.filter_expr)
+    fetch = Step(Fetch, reply=rows_for, check=lambda f: f.kind == "passages" and f.ids == ("p_johann",))
+    docs, _ = run_script(
+        graph_pipeline(QUERY, RetrievalParams(k=2), entity_extractor=None, reranker=None),
+        [*head(graph), missed, fetch],
+    )
+    assert [d.id for d in docs] == ["p_euler", "p_johann"] and "_similarity" not in docs[1].metadata
+
+
+def test_min_score_drops_passages_below_it_whatever_ranked_them() -> None:
+    graph = build_graph()
+    p = RetrievalParams(k=2, min_score=0.55)
+    docs, _ = run_script(
+        graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), [*head(graph), fetch_step(score=0.3)]
+    )
+    # p_johann (graph, similarity 0.3) is cut; p_daniel (0.5) too: no padding below the cut-off
+    assert [d.id for d in docs] == ["p_euler"] and docs[0].metadata["_score"] == 1.0
+    docs, _ = run_script(
+        graph_pipeline(QUERY, RetrievalParams(k=2, min_score=0.4), entity_extractor=None, reranker=None),
+        [*head(graph), fetch_step(score=0.3)],
+    )
+    assert [d.id for d in docs] == ["p_euler", "p_daniel"]  # the fill from the passage search, above the cut-off
+    assert docs[1].metadata["_ranked_by"] == "passage_similarity" and docs[1].metadata["_score"] == 0.5
+
+
+def test_a_store_without_relations_ranks_by_similarity_and_says_so() -> None:
+    empty = GraphIndex.empty()
+    script = [
+        Step(LinkEntities, []),
+        Step(GetGraph, empty),
+        Step(Embed, [Q_VEC]),
+        Step(Gather, [[[]], [PASSAGE_HITS]]),
+        Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "no relations" in n.data["reason"]),
+    ]
+    docs, _ = run_script(graph_pipeline(QUERY, RetrievalParams(k=2), entity_extractor=None, reranker=None), script)
+    assert [d.id for d in docs] == ["p_euler", "p_daniel"]
+    assert all(d.metadata["_ranked_by"] == NO_GRAPH_RANKED_BY for d in docs)
+    assert [d.metadata["_score"] for d in docs] == [1.0, 0.5] and docs[1].metadata["_similarity"] == 0.5
 
 
 ALL_RELATIONS = [t for ts in TRIPLETS.values() for t in ts]
@@ -228,6 +296,13 @@ def test_naive_pipeline_requests() -> None:
     )
     assert [d.id for d in docs] == ["p_euler", "p_daniel"]
     assert docs[0].metadata["_ranked_by"] == "passage_similarity" and docs[0].metadata["_score"] == 0.6
+    assert docs[0].metadata["_similarity"] == 0.6
+
+
+def test_naive_min_score_cuts_without_padding() -> None:
+    script = [Step(Embed, [Q_VEC]), Step(Search, [PASSAGE_HITS])]
+    docs, _ = run_script(naive_pipeline("q", 2, None, min_score=0.55), script)
+    assert [d.id for d in docs] == ["p_euler"]
 
 
 def test_path_pipeline_finds_the_path_through_the_teacher() -> None:
@@ -252,7 +327,7 @@ def test_path_pipeline_finds_the_path_through_the_teacher() -> None:
     assert doc.metadata["_relation_ids"] == [rid(*STUDENT), rid(*MENTORED), rid(*SON)]
     assert doc.metadata["_passage_ids"] == ["p_euler", "p_johann", "p_daniel"]
     assert doc.page_content.splitlines()[0] == "Leonhard Euler → Johann Bernoulli → Daniel Bernoulli"
-    assert doc.metadata["_score"] == pytest.approx((0.8 + 0.7) / 2)
+    assert doc.metadata["_raw_score"] == pytest.approx((0.8 + 0.7) / 2) and doc.metadata["_score"] == 1.0
 
 
 def test_path_pipeline_without_a_path_notifies_and_returns_nothing() -> None:
@@ -307,3 +382,19 @@ def test_relation_similarities_search_only_what_is_not_in_hand() -> None:
     answer = [relation_hit(SON, 0.7), relation_hit(STUDENT, 0.71)]
     hits, _ = run_script(relation_similarities(tuple(Q_VEC), ids, []), [Step(Search, [answer])])
     assert hits == answer
+
+
+def test_a_filter_without_relations_ranks_by_similarity_and_says_so() -> None:
+    graph = build_graph()
+    empty_view = graph.view([])  # e.g. a tenant that ingested without an extractor
+    script = [
+        Step(GetGraph, graph),
+        Step(ViewOf, empty_view),
+        Step(Embed, [Q_VEC]),
+        Step(Gather, [[RELATION_HITS], [PASSAGE_HITS]]),
+        Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "filter's part" in n.data["reason"]),
+    ]
+    p = RetrievalParams(k=2, filter="tenant == 'b'", entities=())
+    docs, _ = run_script(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), script)
+    assert [d.id for d in docs] == ["p_euler", "p_daniel"]
+    assert all(d.metadata["_ranked_by"] == NO_GRAPH_IN_FILTER_RANKED_BY for d in docs)

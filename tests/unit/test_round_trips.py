@@ -148,12 +148,32 @@ def test_similarity_ranking_still_searches_every_name() -> None:
 def test_rows_in_hand_are_not_fetched_again() -> None:
     hits = [Hit("a", 0.9, {"text": "A", "source": "a.txt"}), Hit("b", 0.8, {"text": "B"})]
     rows, requests = run_script(passage_rows(["b", "a"], hits, "x == 1"), [])  # everything in hand: no request
-    assert requests == [] and rows == {"b": {"text": "B"}, "a": {"text": "A", "source": "a.txt"}}
+    assert requests == [] and rows == {"b": ({"text": "B"}, 0.8), "a": ({"text": "A", "source": "a.txt"}, 0.9)}
     rows, requests = run_script(
         passage_rows(["c", "a", "c", "d"], hits, "x == 1"),
         [Step(Fetch, {"c": {"pk": "c", "text": "C"}}, lambda f: f.ids == ("c", "d") and f.filter_expr == "x == 1")],
     )
-    assert rows == {"a": {"text": "A", "source": "a.txt"}, "c": {"pk": "c", "text": "C"}}  # d: outside the filter
+    assert rows == {"a": ({"text": "A", "source": "a.txt"}, 0.9), "c": ({"pk": "c", "text": "C"}, None)}  # d: outside
+
+
+def test_rows_not_in_hand_come_scored_from_one_restricted_search() -> None:
+    hits = [Hit("a", 0.9, {"text": "A"})]
+    restricted = Step(
+        Search,
+        [[Hit("c", 0.4, {"text": "C"})]],
+        lambda s: s.limit == 2 and s.filter_expr == '(x == 1) and (pk in ["c", "d"])',
+    )
+    rows, requests = run_script(
+        passage_rows(["c", "a", "d"], hits, "x == 1", (1.0, 0.0)),
+        [restricted, Step(Fetch, {}, lambda f: f.ids == ("d",))],  # d not returned: fetched (here: filtered out)
+    )
+    assert rows == {"a": ({"text": "A"}, 0.9), "c": ({"text": "C"}, 0.4)}
+    # a collection that refuses the restricted search (its key is not ``pk``): the rows are fetched, unscored
+    rows, _ = run_script(
+        passage_rows(["c"], [], None, (1.0, 0.0)),
+        [Step(Search, raises=ValueError("field pk not found")), Step(Fetch, {"c": {"text": "C"}})],
+    )
+    assert rows == {"c": ({"text": "C"}, None)}
 
 
 class WaitingStore:
