@@ -10,9 +10,9 @@ question's entities and the rerank, as the seed does. It prints which path ran.
 
 Then it shows what the graph reached that naive search did not: the chain of relations
 from the question to each passage naive search missed, where that passage stands in the
-default ranking, the path retriever, and the subgraph page
-(examples/data/quickstart_subgraph.html, or beside EXAMPLES_MILVUS_URI's store). Last, one real MuSiQue question on a bundled
-excerpt (examples/musique_excerpt.jsonl; see _musique.py).
+default ranking, the path retriever, and the subgraph page (examples/data/quickstart_subgraph.html,
+or beside EXAMPLES_MILVUS_URI's store). Last, one real MuSiQue question on a bundled excerpt
+(examples/musique_excerpt.jsonl; see _musique.py).
 """
 
 from __future__ import annotations
