@@ -13,6 +13,7 @@ import json
 import textwrap
 
 from _common import DB_URI, HERE
+from _reach import chains_to
 
 from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
 
@@ -31,16 +32,22 @@ def musique_example(embedding, name: str, llm) -> None:
     print(f"  {report.passages_added} added, {report.passages_unchanged} unchanged")
     print(f"Question: {question}  (answer: {header['answer']})")
     titles = {r["id"]: r["title"] for r in records}
-    for label, retriever in (
-        ("naive", store.as_naive_retriever(k=K)),
-        ("graph", MilvusGraphRetriever(store=store, llm=llm, k=K)),
-    ):
+    graph = MilvusGraphRetriever(store=store, llm=llm, k=K)
+    naive_ids: list[str] = []
+    for label, retriever in (("naive", store.as_naive_retriever(k=K)), ("graph", graph)):
         docs = retriever.invoke(question)
+        naive_ids = naive_ids or [str(d.id) for d in docs]
         found = sum(str(d.id) in gold for d in docs)
         print(f"  {label}: {found} of {len(gold)} gold passages in the top-{K}")
         for doc in docs:
             mark = "gold" if str(doc.id) in gold else "    "
             print(f"    [{mark}] {titles.get(str(doc.id), '?')}: {textwrap.shorten(doc.page_content, 70)}")
+    missed = [p for p in gold if p not in naive_ids]
+    chains, how = chains_to(graph.explain(question), missed)
+    if missed:
+        print(f"  how the graph reached the gold passage naive search missed (it started from {how}):")
+    for chain in chains:
+        print(f"    {chain.render()}  → {titles.get(chain.passage_id, chain.passage_id)}")
     print(
         f"  One chosen example ({header['chosen']}).\n"
         "  Over all 51 musique100 dev questions (given triplets, MiniLM, no LLM): Recall@2 naive 51.6, graph 59.8."
