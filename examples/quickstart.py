@@ -18,6 +18,7 @@ or beside EXAMPLES_MILVUS_URI's store). Last, one real MuSiQue question on a bun
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
 
 from _common import DB_URI, OUT_DIR, banner, chat_model, embeddings
@@ -98,7 +99,8 @@ def what_the_graph_reached(store: MilvusGraphStore, graph: MilvusGraphRetriever,
             "  PageRank from the most similar relations rank them lower). With OPENAI_API_KEY set, the LLM\n"
             "  rerank chooses among these reached facts instead."
         )
-    print(f"  subgraph page (open it in a browser): {page}\n")
+    shown = os.path.relpath(page)  # examples/data/... from the repository root
+    print(f"  subgraph page (open it in a browser): {page if shown.startswith('..') else shown}\n")
     show_paths(store, chains)
 
 
