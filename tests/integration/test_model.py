@@ -68,7 +68,7 @@ def test_quickstart_shows_naive_and_graph_side_by_side(tmp_path) -> None:
     assert "of the graph's ranking" in reached  # where the reached passage stands, in or out of the top-2
     page = tmp_path / "quickstart_subgraph.html"
     assert "subgraph page (open it in a browser): " in out and "<svg" in page.read_text(encoding="utf-8")
-    real = out.split("A real 2-hop question (MuSiQue, CC BY 4.0)")[1]
+    real = " ".join(out.split("A real 2-hop question (MuSiQue, CC BY 4.0)")[1].split())  # wrapped lines joined
     assert "naive: " in real and "graph: " in real and "Recall@2 naive 51.6, graph" in real
 
 
