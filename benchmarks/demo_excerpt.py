@@ -33,6 +33,9 @@ from langchain_graphrag_milvus.cli.main import _embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = 30
+SOURCE = (
+    "musique100 (../shared/data/musique100): MuSiQue, Trivedi et al. 2022, CC BY 4.0; triplets: HippoRAG OpenIE, MIT"
+)
 
 
 def _read(path: Path) -> list[dict]:
@@ -87,6 +90,7 @@ def main() -> None:
         "top-2 and one in naive top-2 on the full store; the first in file order that does so on its excerpt"
     )
     header = {k: chosen[k] for k in ("id", "question", "answer", "gold_passage_ids")} | {"chosen": how}
+    header["source"] = SOURCE
     with open(args.out, "w", encoding="utf-8") as fh:
         for row in [header, *(passages[p] for p in excerpts[chosen["id"]])]:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
