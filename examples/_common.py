@@ -13,6 +13,8 @@ HERE = Path(__file__).resolve().parent
 DB_URI = os.environ.get("EXAMPLES_MILVUS_URI", str(HERE / "data" / "examples_milvus.db"))
 if "EXAMPLES_MILVUS_URI" not in os.environ:
     (HERE / "data").mkdir(exist_ok=True)  # Milvus Lite creates the .db directory, not its parent
+# pages the examples write: beside a local store, else under examples/data/
+OUT_DIR = Path(DB_URI).parent if "://" not in DB_URI else HERE / "data"
 
 
 def use_openai() -> bool:

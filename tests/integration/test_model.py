@@ -62,6 +62,14 @@ def test_quickstart_shows_naive_and_graph_side_by_side(tmp_path) -> None:
     naive, graph = out.split("Passages retrieved from naive RAG:")[1].split("Passages retrieved from graph RAG:")
     assert "Daniel Bernoulli" not in naive
     assert "1. Leonhard Euler (1707–1783)" in graph and "via: " in graph  # graph passages show their relations
+    reached = out.split("What the graph reached that naive top-2 did not")[1].split("Path retriever")[0]
+    chain = next(line.strip() for line in reached.splitlines() if line.endswith("→ Daniel Bernoulli"))
+    assert chain.startswith("Leonhard Euler —[") and "]→ Johann Bernoulli —[" in chain  # Euler → teacher → son
+    assert "of the graph's ranking" in reached  # where the reached passage stands, in or out of the top-2
+    page = tmp_path / "quickstart_subgraph.html"
+    assert "subgraph page (open it in a browser): " in out and "<svg" in page.read_text(encoding="utf-8")
+    real = " ".join(out.split("A real 2-hop question (MuSiQue, CC BY 4.0)")[1].split())  # wrapped lines joined
+    assert "naive: " in real and "graph: " in real and "Recall@2 naive 51.6, graph" in real
 
 
 def test_lcel_example_runs_offline(tmp_path) -> None:

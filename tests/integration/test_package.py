@@ -66,7 +66,7 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_runs_the_quickstart(tmp_
 
     work = tmp_path / "work"
     work.mkdir()
-    for name in ("quickstart.py", "_common.py"):
+    for name in ("quickstart.py", "_common.py", "_reach.py", "_musique.py", "musique_excerpt.jsonl"):
         shutil.copy(ROOT / "examples" / name, work / name)
     demo = _run([str(python), "quickstart.py"], work, EXAMPLES_MILVUS_URI=str(work / "demo.db"), HF_HUB_OFFLINE="1")
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-3000:]
