@@ -105,6 +105,11 @@ def _raw_records(path: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _passage_ids(path: Path) -> list[str]:
+    """The ids of a passages file's records (the hybrid baseline's corpus)."""
+    return [str(row["id"]) for _, row in iter_jsonl(path) if isinstance(row, dict) and row.get("id") is not None]
+
+
 def _tag(*parts: str) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=4).hexdigest()
 
@@ -135,7 +140,8 @@ def run_data_set(
         The :class:`~langchain_graphrag_milvus.cli.evaluation.EvalReport` and the index
         statistics (seconds, triplets, extraction cost) that went into its ``config``.
     """
-    from langchain_graphrag_milvus.cli.evaluation import evaluate, load_questions
+    from langchain_graphrag_milvus.cli.evaluation import KS, default_methods, evaluate, load_questions
+    from langchain_graphrag_milvus.cli.hybrid import SKIPPED, hybrid_retriever
     from langchain_graphrag_milvus.ingest.triplets import extractor_name
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
@@ -172,7 +178,13 @@ def run_data_set(
             index["vector_index"] = store.index_recall([q.question for q in questions], k=10)
         log(f"[{data.name}] evaluating {len(questions)} questions with {model} embeddings ...")
         started = time.perf_counter()
-        result = evaluate(store, questions, show_progress=progress, on_method=lambda n: log(f"  {n}"))
+        methods = default_methods(store)
+        hybrid = hybrid_retriever(store, _passage_ids(data.passages), k=max(KS))
+        if hybrid is None:
+            log(f"  {SKIPPED}")
+        else:  # the baselines first: naive, hybrid, then the graph's methods
+            methods = {"naive": methods.pop("naive"), "hybrid": hybrid, **methods}
+        result = evaluate(store, questions, methods=methods, show_progress=progress, on_method=lambda n: log(f"  {n}"))
         result.config = {
             "dataset": data.name,
             "embeddings": model,
