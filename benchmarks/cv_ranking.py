@@ -456,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also search keep_dense / keep_dense_slack (the final merge with the dense order) with every walk setting",
     )
     parser.add_argument(
+        "--keep-only",
+        action="store_true",
+        help="search only keep_dense / keep_dense_slack, with the default walk (one walk per question: fast)",
+    )
+    parser.add_argument(
         "--data", type=Path, default=DATA, help="directory of musique100/, hotpotqa100/ (default: %(default)s)"
     )
     parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
@@ -473,8 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rerun", action="store_true", help="rank again even if this grid's runs are cached")
     args = parser.parse_args(argv)
-    global DATA
-    DATA = args.data
+    globals()["DATA"] = args.data  # open_store and load_set read the module's DATA
     pairs = args.sets
     if pairs is None:
         pairs = ["musique100:given"]
@@ -485,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             log("offline extractor not installed: only the given triplets")
     variants = grid(args.full_grid, KEEPS if args.keep_grid else ((0, 0),))
+    if args.keep_only:
+        variants = [Variant(WalkParams(), m, g) for m, g in KEEPS]
     n_grid = len(variants)  # --compare settings outside the grid are ranked too, but not fitted by the CV
     variants += [c for c in dict.fromkeys(candidate(spec) for spec in args.compare) if c not in variants]
     sets = {}
