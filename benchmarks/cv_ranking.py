@@ -39,6 +39,8 @@ from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings  # noq
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K  # noqa: E402
 from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
+from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense  # noqa: E402
+from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
 from langchain_graphrag_milvus.retrieval.ranking import (  # noqa: E402
     PPRRankingParams,
     bridge_choice,
@@ -52,6 +54,29 @@ from langchain_graphrag_milvus.text.names import entity_id, id_to_key  # noqa: E
 
 DATA = ROOT.parent / "shared" / "data"
 KS = (2, 5)
+
+
+#: (keep_dense, keep_dense_slack) settings of the final merge with the dense order, searched with every walk
+#: setting; (0, 0): the graph's order alone (then dense fills, as before).
+KEEPS = [(0, 0)] + [(m, g) for m in (1, 2, 3) for g in (0, 1, 2, 3, 4) if m + g <= max(KS)]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A ranking setting: the walk's constants and the final merge with the dense order."""
+
+    walk: WalkParams
+    keep: int = 0
+    slack: int = 0
+
+    def __repr__(self) -> str:
+        return f"{self.walk!r}+keep_dense={self.keep},slack={self.slack}"
+
+
+def default_variant() -> Variant:
+    """The retriever's default: ``WalkParams()`` and ``RetrievalParams()``'s keep_dense settings."""
+    p = RetrievalParams()
+    return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack)
 
 
 def log(msg: str) -> None:
@@ -171,9 +196,12 @@ def prepare(graph: GraphIndex, q: Question, pr: Probe) -> Prepared:
     return Prepared(seeds, pr.passage_ids, rel_score, rel_pred, q.question)
 
 
-def finish(graph: GraphIndex, order: Sequence[int], dense: Sequence[str], k: int = max(KS)) -> list[str]:
-    """Graph order first, then dense passages (as the pipeline's merge does), ``k`` ids."""
-    out = list(dict.fromkeys([graph.passages.ids[int(g)] for g in order] + list(dense[:k])))
+def finish(
+    graph: GraphIndex, order: Sequence[int], dense: Sequence[str], k: int = max(KS), keep: int = 0, slack: int = 0
+) -> list[str]:
+    """Graph order (with the dense top ``keep`` kept, as the pipeline does), then dense passages, ``k`` ids."""
+    ids = keep_dense([graph.passages.ids[int(g)] for g in order], dense[: max(k, keep)], k=k, keep=keep, slack=slack)
+    out = list(dict.fromkeys(ids + list(dense[:k])))
     return out[:k]
 
 
@@ -210,10 +238,23 @@ def old_default(graph: GraphIndex, p: Prepared, names: Callable[[int], str]) -> 
     return finish(graph, order, p.dense)
 
 
-def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams) -> list[str]:
-    """The chained-walk ranking with these constants."""
-    order, _ = walk_ranking(graph, p.seeds, params, limit=max(KS))
-    return finish(graph, order.tolist(), p.dense)
+def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams | Variant) -> list[str]:
+    """The chained-walk ranking with these constants (and this merge with the dense order)."""
+    v = params if isinstance(params, Variant) else Variant(params)
+    order, _ = walk_ranking(graph, p.seeds, v.walk, limit=max(KS))
+    return finish(graph, order.tolist(), p.dense, keep=v.keep, slack=v.slack)
+
+
+def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequence[Variant]) -> list[list[list[str]]]:
+    """Every variant's top-5 ids per question; each walk setting walks once for all its merges."""
+    orders: dict[WalkParams, list[list[int]]] = {}
+    for v in variants:
+        if v.walk not in orders:
+            orders[v.walk] = [walk_ranking(graph, p.seeds, v.walk, limit=max(KS))[0].tolist() for p in prepared]
+    return [
+        [finish(graph, o, p.dense, keep=v.keep, slack=v.slack) for o, p in zip(orders[v.walk], prepared)]
+        for v in variants
+    ]
 
 
 def recalls(questions: Sequence[Question], runs: Sequence[list[str]]) -> np.ndarray:
@@ -227,7 +268,12 @@ def folds(n: int, k: int) -> list[np.ndarray]:
     return [np.sort(perm[i::k]) for i in range(k)]
 
 
-def grid(full: bool) -> list[WalkParams]:
+def grid(full: bool, keeps: Sequence[tuple[int, int]] = ((0, 0),)) -> list[Variant]:
+    """Every walk setting with every merge setting, simplest first (a tie goes to the earlier one)."""
+    return [Variant(w, m, g) for (m, g) in keeps for w in walk_grid(full)]
+
+
+def walk_grid(full: bool) -> list[WalkParams]:
     """The candidate constants, simplest first (a tie goes to the earlier one)."""
     chains = [(0, "entities", False, "none"), (1, "entities", True, "none"), (1, "entities", False, "none")]
     chains += [(1, "passages", True, "none"), (1, "entities", True, "entities"), (1, "entities", True, "all")]
@@ -252,13 +298,14 @@ def grid(full: bool) -> list[WalkParams]:
     return out
 
 
-def _grid_tag(variants: list[WalkParams]) -> str:
+def _grid_tag(variants: list[Variant]) -> str:
     """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
+    import langchain_graphrag_milvus.retrieval.keep_dense as merge
     import langchain_graphrag_milvus.retrieval.sparse_vectors as vectors
     import langchain_graphrag_milvus.retrieval.walk_ranking as module
 
-    code = Path(module.__file__).read_bytes() + Path(vectors.__file__).read_bytes()
-    source = code + repr(variants).encode() + repr(WalkParams()).encode()
+    code = b"".join(Path(m.__file__).read_bytes() for m in (module, vectors, merge))  # type: ignore[arg-type]
+    source = code + repr(variants).encode() + repr(default_variant()).encode()
     return hashlib.blake2b(source, digest_size=4).hexdigest()
 
 
@@ -268,11 +315,16 @@ def objective(r: np.ndarray) -> float:
 
 
 def cross_validate(
-    sets: dict[str, dict[str, Any]], variants: list[WalkParams], n_folds: int
-) -> dict[str, list[tuple[WalkParams, np.ndarray]]]:
-    """Joint k-fold CV: fit one setting on k-1 folds of every set, score it on fold k of each."""
+    sets: dict[str, dict[str, Any]], variants: list[Variant], n_folds: int
+) -> dict[str, list[tuple[Variant, np.ndarray]]]:
+    """Joint k-fold CV: fit one setting on k-1 folds of every set, score it on fold k of each.
+
+    Also fills each set's ``"held_out"``: per question, the recalls of the setting chosen without its fold.
+    """
     per_set_folds = {name: folds(len(s["questions"]), n_folds) for name, s in sets.items()}
-    out: dict[str, list[tuple[WalkParams, np.ndarray]]] = {name: [] for name in sets}
+    out: dict[str, list[tuple[Variant, np.ndarray]]] = {name: [] for name in sets}
+    for s in sets.values():
+        s["held_out"] = np.zeros_like(s["naive"])
     for i in range(n_folds):
         best: tuple[float, int] | None = None
         for v in range(len(variants)):
@@ -288,6 +340,7 @@ def cross_validate(
         for name, s in sets.items():
             idx = per_set_folds[name][i]
             lift = s["variants"][best[1]][idx].mean(axis=0) - s["naive"][idx].mean(axis=0)
+            s["held_out"][idx] = s["variants"][best[1]][idx]
             out[name].append((variants[best[1]], lift))
     return out
 
@@ -303,8 +356,14 @@ def spread(values: Sequence[float]) -> str:
     return f"{statistics.mean(v):+.1f} ± {statistics.stdev(v):.1f} [{min(v):+.1f}, {max(v):+.1f}]"
 
 
+def losses(s: dict[str, Any], runs: np.ndarray) -> list[list[str]]:
+    """Ids of the questions where ``runs`` recall less than naive, at R@2 and at R@5."""
+    ids = [q.id for q in s["questions"]]
+    return [[ids[i] for i in np.flatnonzero(runs[:, j] < s["naive"][:, j])] for j in range(len(KS))]
+
+
 def load_set(
-    dataset: str, source: str, cache: Path, embed_cache: Path, variants: list[WalkParams], check: bool
+    dataset: str, source: str, cache: Path, embed_cache: Path, variants: list[Variant], check: bool
 ) -> dict[str, Any]:
     """Ingest, probe, and run every ranking on every question of one data set × source."""
     store = open_store(dataset, source, cache, embed_cache)
@@ -325,10 +384,10 @@ def load_set(
             "questions": questions,
             "naive": recalls(questions, [p.dense[: max(KS)] for p in prepared]),
             "old": recalls(questions, [old_default(graph, p, name) for p in prepared]),
-            "new": recalls(questions, [new_ranking(graph, p, WalkParams()) for p in prepared]),
+            "new": recalls(questions, [new_ranking(graph, p, default_variant()) for p in prepared]),
             "graph": f"{graph.n_passages} passages, {graph.n_entities} entities, {graph.n_relations} relations",
         }
-        result["variants"] = [recalls(questions, [new_ranking(graph, p, v) for p in prepared]) for v in variants]
+        result["variants"] = [recalls(questions, runs) for runs in variant_runs(graph, prepared, variants)]
         log(f"  {len(variants)} variants in {time.perf_counter() - started:.0f}s")
         if check:  # the real retriever, end to end through Milvus, must give the same recalls
             from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
@@ -341,19 +400,27 @@ def load_set(
         store.close()
 
 
-def candidate(spec: str) -> WalkParams:
-    """The default with ``option=value[,option=value...]`` applied (values parsed by the default's type)."""
-    default = WalkParams()
-    changes = {}
+def candidate(spec: str) -> Variant:
+    """The default with ``option=value[,option=value...]`` applied (values parsed by the default's type).
+
+    Options: those of ``WalkParams``, and ``keep_dense`` / ``keep_dense_slack`` of the final merge.
+    """
+    default = default_variant()
+    changes: dict[str, Any] = {}
+    merge = {"keep_dense": default.keep, "keep_dense_slack": default.slack}
     for part in spec.split(","):
         option, _, value = part.partition("=")
-        changes[option] = type(getattr(default, option))(value)
-    return WalkParams(**{**default.__dict__, **changes})
+        if option in merge:
+            merge[option] = int(value)
+        else:
+            changes[option] = type(getattr(default.walk, option))(value)
+    walk = WalkParams(**{**default.walk.__dict__, **changes})
+    return Variant(walk, merge["keep_dense"], merge["keep_dense_slack"])
 
 
-def compare(sets: dict[str, dict[str, Any]], variants: list[WalkParams], options: list[str], n_folds: int) -> None:
+def compare(sets: dict[str, dict[str, Any]], variants: list[Variant], options: list[str], n_folds: int) -> None:
     """A second table: the default against the default with ``option=value`` (same run, same folds)."""
-    default = WalkParams()
+    default = default_variant()
     for spec in options:
         cand = candidate(spec)
         if cand not in variants or default not in variants:
@@ -371,6 +438,10 @@ def compare(sets: dict[str, dict[str, Any]], variants: list[WalkParams], options
             cells = [pair, f"{a[0]:.1f} / {a[1]:.1f}", f"{b[0]:.1f} / {b[1]:.1f}"]
             cells += [spread(fa[:, 0]), spread(fa[:, 1]), spread(fb[:, 0]), spread(fb[:, 1])]
             print("| " + " | ".join(cells) + " |")  # noqa: T201
+        for pair, s in sets.items():
+            for label, runs in (("default", s["variants"][d]), (spec, s["variants"][c])):
+                lost = losses(s, runs)
+                log(f"{pair} {label}: lost vs naive R@2 {len(lost[0])} {lost[0]}, R@5 {len(lost[1])} {lost[1]}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,6 +450,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="*", help="dataset:source pairs (default: all that can be built here)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--full-grid", action="store_true", help="also 20 relation seeds and two chained picks")
+    parser.add_argument(
+        "--keep-grid",
+        action="store_true",
+        help="also search keep_dense / keep_dense_slack (the final merge with the dense order) with every walk setting",
+    )
+    parser.add_argument(
+        "--keep-only",
+        action="store_true",
+        help="search only keep_dense / keep_dense_slack, with the default walk (one walk per question: fast)",
+    )
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="directory of musique100/, hotpotqa100/ (default: %(default)s)"
+    )
     parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
     parser.add_argument("--cache-dir", type=Path, default=ROOT / DEFAULT_CACHE, help="Milvus Lite data and probes")
     parser.add_argument(
@@ -394,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rerun", action="store_true", help="rank again even if this grid's runs are cached")
     args = parser.parse_args(argv)
+    globals()["DATA"] = args.data  # open_store and load_set read the module's DATA
     pairs = args.sets
     if pairs is None:
         pairs = ["musique100:given"]
@@ -403,7 +488,9 @@ def main(argv: list[str] | None = None) -> int:
             pairs += ["musique100:offline", "hotpotqa100:offline"]
         except ImportError:
             log("offline extractor not installed: only the given triplets")
-    variants = grid(args.full_grid)
+    variants = grid(args.full_grid, KEEPS if args.keep_grid else ((0, 0),))
+    if args.keep_only:
+        variants = [Variant(WalkParams(), m, g) for m, g in KEEPS]
     n_grid = len(variants)  # --compare settings outside the grid are ranked too, but not fitted by the CV
     variants += [c for c in dict.fromkeys(candidate(spec) for spec in args.compare) if c not in variants]
     sets = {}
@@ -419,7 +506,8 @@ def main(argv: list[str] | None = None) -> int:
     cv = cross_validate(sets, variants[:n_grid], args.folds)
     head = (
         "| set | graph | naive R@2 / R@5 | old default | **new default** | new − naive | "
-        f"new − naive per fold R@2 ({args.folds} folds: mean ± sd [min, max]) | R@5 | CV-fitted lift R@2 | R@5 |"
+        f"new − naive per fold R@2 ({args.folds} folds: mean ± sd [min, max]) | R@5 | CV-fitted lift R@2 | R@5 | "
+        "losses vs naive R@2 / R@5: new | CV-fitted |"
     )
     print(head)  # noqa: T201
     print("|" + "|".join("---" for _ in range(head.count("|") - 1)) + "|")  # noqa: T201
@@ -440,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
             spread(fl[:, 1]),
             spread(cl[:, 0]),
             spread(cl[:, 1]),
+            " / ".join(str(len(x)) for x in losses(s, s["new"])),
+            " / ".join(str(len(x)) for x in losses(s, s["held_out"])),
         ]
         print("| " + " | ".join(cells) + " |")  # noqa: T201
         report[pair] = {
@@ -450,6 +540,8 @@ def main(argv: list[str] | None = None) -> int:
             "new_fold_lifts": fl.tolist(),
             "cv_lifts": cl.tolist(),
             "cv_choices": [repr(v) for v, _ in cv[pair]],
+            "new_losses_vs_naive": dict(zip(("recall@2", "recall@5"), losses(s, s["new"]))),
+            "cv_losses_vs_naive": dict(zip(("recall@2", "recall@5"), losses(s, s["held_out"]))),
         }
         if "real" in s:
             real = s["real"].mean(axis=0) * 100

@@ -304,6 +304,8 @@ class MilvusGraphRetriever(_StoreRetriever):
     ppr_damping: float = _setting("ppr_damping")
     ppr_temperature: float = _setting("ppr_temperature")
     ppr_chain: int = _setting("ppr_chain")
+    keep_dense: int = _setting("keep_dense")
+    keep_dense_slack: int = _setting("keep_dense_slack")
     max_candidates: int = _setting("max_candidates")
     rerank_select: int = _setting("rerank_select")
     rerank_timeout: float | None = _setting("rerank_timeout")

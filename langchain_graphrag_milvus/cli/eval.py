@@ -114,6 +114,12 @@ def _passage_subset(path: Path, limit: int, questions: list[Any], *, raw: bool) 
     return [r for i, r in enumerate(rows) if i < limit or (isinstance(r, dict) and str(r.get("id")) in gold)]
 
 
+def _passage_ids(path: Path, only: list[Any] | None = None) -> list[str]:
+    """The ids of a passages file's records, or of the ``only`` ones (the hybrid baseline's corpus)."""
+    rows = only if only is not None else (row for _, row in iter_jsonl(path))
+    return [str(row["id"]) for row in rows if isinstance(row, dict) and row.get("id") is not None]
+
+
 def _tag(*parts: str) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=4).hexdigest()
 
@@ -145,7 +151,8 @@ def run_data_set(
         The :class:`~langchain_graphrag_milvus.cli.evaluation.EvalReport` and the index
         statistics (seconds, triplets, extraction cost) that went into its ``config``.
     """
-    from langchain_graphrag_milvus.cli.evaluation import evaluate, load_questions
+    from langchain_graphrag_milvus.cli.evaluation import KS, default_methods, evaluate, load_questions
+    from langchain_graphrag_milvus.cli.hybrid import SKIPPED, hybrid_retriever
     from langchain_graphrag_milvus.ingest.triplets import extractor_name
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
@@ -188,7 +195,14 @@ def run_data_set(
             index["vector_index"] = store.index_recall([q.question for q in questions], k=10)
         log(f"[{data.name}] evaluating {len(questions)} questions with {model} embeddings ...")
         started = time.perf_counter()
-        result = evaluate(store, questions, show_progress=progress, on_method=lambda n: log(f"  {n}"))
+        methods = default_methods(store)
+        ids = _passage_ids(data.passages, only=subset)
+        hybrid = hybrid_retriever(store, ids, k=max(KS))
+        if hybrid is None:
+            log(f"  {SKIPPED}")
+        else:  # the baselines first: naive, hybrid, then the graph's methods
+            methods = {"naive": methods.pop("naive"), "hybrid": hybrid, **methods}
+        result = evaluate(store, questions, methods=methods, show_progress=progress, on_method=lambda n: log(f"  {n}"))
         result.config = {
             "dataset": data.name,
             "embeddings": model,

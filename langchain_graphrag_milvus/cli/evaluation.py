@@ -37,9 +37,12 @@ from langchain_graphrag_milvus.retrieval.rerank import create_rerank_prompt, for
 from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
 from langchain_graphrag_milvus.store import MilvusGraphStore
 
-__all__ = ["Question", "EvalReport", "load_questions", "recall_at", "evaluate", "default_methods"]
+__all__ = ["Question", "EvalReport", "load_questions", "recall_at", "evaluate", "default_methods", "losses"]
 
 KS = (2, 5)
+
+#: The methods the others are compared with, question by question (those present in a run).
+BASELINES = ("naive", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -87,13 +90,21 @@ class EvalReport:
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
     pools: dict[str, dict[str, float]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    @property
+    def losses(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Each method's questions lost against each baseline (:func:`losses`)."""
+        return losses(self.per_question)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape: ``{"methods": {...}, "pool": {...}, "pools": {...}, "config": {...}}``."""
+        """The JSON shape: ``{"methods", "pool", "pools", "losses", "per_question", "config"}``."""
         return {
             "methods": self.methods,
             "pool": self.pools.get("graph", {}),
             "pools": self.pools,
+            "losses": self.losses,
+            "per_question": self.per_question,
             "config": self.config,
         }
 
@@ -117,6 +128,7 @@ class EvalReport:
                 for k in KS
             ]
             lines.append("| " + " | ".join(cells) + " |")
+        lines += self.losses_table()
         if self.pools:
             lines += [
                 "",
@@ -130,6 +142,52 @@ class EvalReport:
                     f"{100 * s['gold_coverage']:.1f}% |"
                 )
         return "\n".join(lines)
+
+    def losses_table(self) -> list[str]:
+        """The losses vs naive / vs hybrid: counts per method, then the ids lost at R@5 (no lines if none)."""
+        lost = self.losses
+        bases = [b for b in BASELINES if any(b in per for per in lost.values())]
+        if not bases:
+            return []
+        head = ["losses vs " + " / vs ".join(bases), *(f"R@{k} vs {b}" for b in bases for k in KS)]
+        lines = ["", "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        for name, per in lost.items():
+            cells = [str(per[b][f"recall@{k}"]["count"]) if b in per else "-" for b in bases for k in KS]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        for name, per in lost.items():
+            for b in bases:
+                ids = per.get(b, {}).get(f"recall@{max(KS)}", {}).get("questions", [])
+                if ids:
+                    lines.append(f"\n{name} lost at R@{max(KS)} vs {b}: {', '.join(ids)}")
+        return lines
+
+
+def losses(
+    per_question: Mapping[str, Mapping[str, Sequence[float]]], baselines: Sequence[str] = BASELINES
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The questions on which each method's recall is below a baseline's, at each k of :data:`KS`.
+
+    Args:
+        per_question: ``{method: {question id: [recall@2, recall@5]}}``.
+        baselines: The methods compared with (those absent from ``per_question`` are skipped);
+            a baseline is not compared with itself nor with another baseline.
+
+    Returns:
+        ``{method: {baseline: {"recall@k": {"count": n, "questions": [ids]}}}}``; the ids in
+        the order of the baseline's questions.
+    """
+    present = [b for b in baselines if b in per_question]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, recalls in per_question.items():
+        if name in baselines:
+            continue
+        out[name] = {}
+        for base in present:
+            out[name][base] = {}
+            for j, k in enumerate(KS):
+                ids = [q for q, r in per_question[base].items() if q in recalls and recalls[q][j] < r[j]]
+                out[name][base][f"recall@{k}"] = {"count": len(ids), "questions": ids}
+    return out
 
 
 def default_methods(store: MilvusGraphStore) -> dict[str, BaseRetriever]:
@@ -235,6 +293,7 @@ def evaluate(
             for q in tqdm(questions, desc=name, disable=disable, leave=False)
         ]
         report.methods[name] = _recalls(runs)
+        report.per_question[name] = {q.id: [recall_at(ids, q.gold_passage_ids, k) for k in KS] for q, ids in runs}
     for name, retriever in pools.items():
         if on_method:
             on_method(f"pool: {name}")

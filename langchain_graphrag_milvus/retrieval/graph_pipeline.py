@@ -51,6 +51,7 @@ from langchain_graphrag_milvus.retrieval.effects import (
     ask,
     search_all,
 )
+from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
 from langchain_graphrag_milvus.retrieval.stages import (
@@ -163,6 +164,12 @@ def graph_pipeline(
     if why:
         yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
+    if p.ranking == "ppr" and p.keep_dense:  # the dense top hits keep a place (keep_dense.py)
+        by_id = {r.id: r for r in dense} | {r.id: r for r in ranked}
+        kept = keep_dense(
+            [r.id for r in ranked], [r.id for r in dense], k=p.k, keep=p.keep_dense, slack=p.keep_dense_slack
+        )
+        ranked = [by_id[i] for i in kept]
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)

@@ -230,6 +230,15 @@ class RetrievalParams:
     ppr_chain: int = param(
         1, "Picks after which a new walk continues from the picked passages' entities.", NON_NEGATIVE
     )
+    keep_dense: int = param(
+        0,
+        "Top passage-similarity hits kept in the result ('ppr', no-LLM order): dense rank r is placed at "
+        "position r + keep_dense_slack at the latest; 0: the graph's order alone.",
+        NON_NEGATIVE,
+    )
+    keep_dense_slack: int = param(
+        0, "Positions the graph's order may put ahead of each kept dense hit (see keep_dense).", NON_NEGATIVE
+    )
     max_candidates: int = param(50, "Candidate relations shown to the reranker.", POSITIVE)
     rerank_select: int = param(3, "Relations the LLM is asked to select.", POSITIVE)
     filter: str | None = param(None, _FILTER_DOC, EXPRESSION)

@@ -123,3 +123,52 @@ def test_cli_eval_passage_limit_keeps_the_gold_passages(tmp_path, capsys) -> Non
     assert data["config"]["prefix"] != json.loads(full.read_text())["config"]["prefix"]
     assert main([*args[:-1], "-1"]) == 2
     assert "--passage-limit must be 0 or more" in capsys.readouterr().err
+
+
+def test_hybrid_baseline_and_losses(make_store, tmp_path) -> None:
+    from langchain_graphrag_milvus.cli.evaluation import default_methods
+    from langchain_graphrag_milvus.cli.hybrid import hybrid_retriever
+
+    passages, questions = nano_files(tmp_path)
+    store = make_store(LexicalEmbeddings())
+    store.add_jsonl(passages)
+    ids = [f"nano-{i}" for i in range(4)]
+    hybrid = hybrid_retriever(store, [*ids, "not-a-passage"], k=5)
+    assert hybrid is not None and hybrid.ids == ids  # ids the store does not hold are skipped
+    docs = hybrid.invoke("Who was Jakob Bernoulli's younger brother?")
+    assert {d.id for d in docs} == set(ids) and len(docs) == 4  # every passage, each once
+    assert docs[0].id == "nano-0"  # BM25 and dense both put Jakob's passage first
+    assert docs[0].page_content.startswith("Jakob Bernoulli")
+    assert [d.id for d in hybrid.invoke("the of and")][:1]  # stopwords only: the dense list alone
+    methods = {"naive": default_methods(store)["naive"], "hybrid": hybrid, "graph": default_methods(store)["graph"]}
+    report = evaluate(store, load_questions(questions), methods=methods)
+    data = report.to_dict()
+    assert set(data["methods"]) == {"naive", "hybrid", "graph"}
+    assert set(data["losses"]) == {"graph"} and set(data["losses"]["graph"]) == {"naive", "hybrid"}
+    for base in ("naive", "hybrid"):
+        for k in (2, 5):
+            lost = data["losses"]["graph"][base][f"recall@{k}"]
+            expected = [
+                q for q, r in data["per_question"][base].items() if data["per_question"]["graph"][q][k == 5] < r[k == 5]
+            ]
+            assert lost == {"count": len(expected), "questions": expected}
+    assert set(data["per_question"]["graph"]) == {"q1", "q2"}
+    assert "| losses vs naive / vs hybrid |" in report.table()
+
+
+def test_cli_eval_prints_losses_and_skips_hybrid_without_bm25s(tmp_path, capsys, monkeypatch) -> None:
+    passages, questions = nano_files(tmp_path)
+    out = tmp_path / "out.json"
+    args = ["eval", "--passages", str(passages), "--questions", str(questions), "--embeddings", "fake"]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--no-progress", "--json", str(out)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "| hybrid |" in captured.out and "| losses vs naive / vs hybrid |" in captured.out
+    data = json.loads(out.read_text())
+    assert set(data["losses"]["graph"]) == {"naive", "hybrid"}
+    monkeypatch.setitem(__import__("sys").modules, "bm25s", None)  # as if not installed
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "hybrid (BM25 + dense) skipped: bm25s is not installed" in captured.err
+    assert "| hybrid |" not in captured.out and "| losses vs naive |" in captured.out
+    assert set(json.loads(out.read_text())["losses"]["graph"]) == {"naive"}
