@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the package of this checkout, not whichever one the environment installed (an editable install of another tree)
+sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data" / "techdocs"
 if not DATA.is_dir():
     DATA = Path("/work/shared/data/techdocs")
