@@ -25,7 +25,7 @@ from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.milvus.writes import StoreParts
-from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker
+from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -198,7 +198,7 @@ class MilvusGraphStore:
         self._graph_cache: GraphCache[EntityLinker] = GraphCache(
             self._connection,
             self._reads,
-            lambda names: EntityLinker(names, require_capital=True),
+            graph_linker(lambda: self._graph_cache.current()),
             graph_path=graph_path,
             on_stale=on_stale,
             refresh_interval=refresh_interval,

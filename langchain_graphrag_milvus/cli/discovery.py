@@ -19,7 +19,9 @@ Rules (what a team keeping its own folders next to the store expects):
 * **Undecodable names.** A file or folder whose name is not valid UTF-8 cannot be a
   source id (Milvus stores UTF-8): it is skipped and named with backslash escapes
   (``caf\xe9.txt``); the rest of the ingest goes on.
-* Hidden files and folders (a name starting with ``.``) are left out.
+* Hidden files and folders (a name starting with ``.``) are left out, and so is the
+  store's own data (``own``: the Milvus Lite folder of ``--uri``), which files read by
+  content would otherwise take for documents.
 """
 
 from __future__ import annotations
@@ -84,8 +86,11 @@ def _spec(patterns: Sequence[str] | None, option: str) -> Any:
 
 
 class _Walk:
-    def __init__(self, roots: Sequence[Path], include: Sequence[str] | None, exclude: Sequence[str]) -> None:
+    def __init__(
+        self, roots: Sequence[Path], include: Sequence[str] | None, exclude: Sequence[str], own: Sequence[Path]
+    ) -> None:
         self.resolved_roots = [r.resolve() for r in roots]
+        self.own = {p.resolve() for p in own}
         self.include, self.exclude = _spec(include, "--include"), _spec(exclude, "--exclude")
         self.found = FoundFiles()
         self.by_target: dict[Path, list[Path]] = {}
@@ -105,6 +110,9 @@ class _Walk:
             self.skip(path, "its name is not valid UTF-8 (rename the file to ingest it)")
             return
         target = path.resolve()
+        if target in self.own:
+            self.skip(path, "the store's own data (--uri)")
+            return
         if not target.is_file():
             self.skip(path, "broken symbolic link" if path.is_symlink() else "not a regular file")
             return
@@ -129,6 +137,8 @@ class _Walk:
                     continue
                 if not _decodable(name):
                     self.skip(path, "folder name is not valid UTF-8 (its files are not read)")
+                elif path.resolve() in self.own:
+                    self.skip(path, "the store's own data (--uri)")
                 elif path.is_symlink():  # not descended: its files are read where they live
                     target = path.resolve()
                     if not is_within(target, self.resolved_roots):
@@ -152,7 +162,11 @@ def _source(paths: list[Path], target: Path) -> str:
 
 
 def find_files(
-    paths: Sequence[str | os.PathLike[str]], *, include: Sequence[str] | None = None, exclude: Sequence[str] = ()
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    own: Sequence[str | os.PathLike[str]] = (),
 ) -> FoundFiles:
     """The files under ``paths`` to ingest, by the rules of this module.
 
@@ -160,15 +174,16 @@ def find_files(
         paths: Files and folders (must exist).
         include: gitignore-style patterns a file must match (``None``: all).
         exclude: gitignore-style patterns of files and folders to leave out.
+        own: Files and folders this package writes (a Milvus Lite store): skipped and listed.
 
     Returns:
         The files (sorted by source id), the skipped paths with the reason, and the
         symbolic links that were skipped because they leave the roots.
     """
-    from langchain_graphrag_milvus.ingest.loaders import FILE_TYPES, SourceFile, source_key
+    from langchain_graphrag_milvus.ingest.loaders import FILE_TYPES, SourceFile, sniff_text, source_key
 
     roots = [Path(p) for p in paths]
-    walk = _Walk(roots, include, exclude)
+    walk = _Walk(roots, include, exclude, [Path(p) for p in own])
     for root in roots:
         if not _decodable(str(root)):
             walk.skip(root, "its name is not valid UTF-8")
@@ -182,12 +197,17 @@ def find_files(
         source = _source(reached, target)
         walk.found.aliases.update(p for p in (source_key(r) for r in reached) if p != source)
         kind = FILE_TYPES.get(target.suffix.lower()) or FILE_TYPES.get(Path(source).suffix.lower())
+        by_content = False
+        if kind is None:  # README, copyright, changelog.Debian...: recognised by their first bytes
+            kind, by_content = sniff_text(target), True
         if kind is None:
-            walk.found.skipped.append((source, f"unsupported file type {Path(source).suffix or '(none)'!r}"))
+            walk.found.skipped.append(
+                (source, f"not a text, Markdown, reST, HTML or PDF file ({Path(source).suffix or 'no suffix'})")
+            )
         elif len(source.encode("utf-8")) > MAX_ID_BYTES - _CHUNK_ID_ROOM:
             walk.found.skipped.append((source, f"path longer than {MAX_ID_BYTES - _CHUNK_ID_ROOM} bytes"))
         else:
-            walk.found.files.append(SourceFile(path=Path(source), source=source, kind=kind))
+            walk.found.files.append(SourceFile(path=Path(source), source=source, kind=kind, by_content=by_content))
     walk.found.files.sort(key=lambda f: f.source)
     walk.found.skipped.sort()
     return walk.found

@@ -55,14 +55,17 @@ def run(args: argparse.Namespace) -> int:
     from langchain_graphrag_milvus.cli.tenancy import open_tenant_store
     from langchain_graphrag_milvus.cli.triplet_cache import extraction_cache_path
     from langchain_graphrag_milvus.ingest.loaders import ChunkSettings
+    from langchain_graphrag_milvus.milvus.lite import is_lite
 
     started = time.perf_counter()
     settings = ChunkSettings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
     check_graph_path(args.graph_path, args.paths)
     existing, roots = _roots(args.paths, args.sync)
-    found = find_files(existing, include=args.include or None, exclude=args.exclude or ())
+    own = [args.uri] if is_lite(args.uri) else []  # a Lite store inside a root is not read as documents
+    found = find_files(existing, include=args.include or None, exclude=args.exclude or (), own=own)
     summary = IngestSummary(files_found=len(found.files), skipped=list(found.skipped), tenant=args.tenant)
     summary.outside_links = found.outside
+    summary.count_read(found.files)
     progress = show_progress(args.progress)
     extractor = make_extractor(args.extractor, args.llm_model)
     store, key = open_tenant_store(args, extractor=extractor, extraction_cache=extraction_cache_path(args, extractor))
@@ -84,7 +87,7 @@ def add_parser(sub: Any) -> None:
     """The ``ingest`` subcommand's arguments."""
     p = sub.add_parser(
         "ingest",
-        help="ingest files and folders (text, Markdown, PDF, HTML): split, extract triplets, store",
+        help="ingest files and folders (text, Markdown, reST, PDF, HTML): split, extract triplets, store",
         description="Load files and folders with LangChain loaders, split them, extract triplets "
         "(an LLM with OPENAI_API_KEY, else spaCy offline) and upsert them by file. Unchanged files are skipped.",
     )

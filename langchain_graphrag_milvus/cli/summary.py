@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ class IngestSummary:
     extraction_failures: int = 0
     seconds: float = 0.0
     files_cleared: int = 0
+    #: Files found by how they are read: "markdown", "text", "text by content" (no known suffix), "pdf"...
+    read_as: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     cleared: list[tuple[str, str]] = field(default_factory=list)
@@ -48,6 +51,7 @@ class IngestSummary:
             f"files: {self.files_found} found, {self.files_ingested} new or changed, {self.files_unchanged} "
             f"unchanged, {self.files_skipped} skipped, {self.files_deleted} deleted (vanished), "
             f"{self.files_cleared} emptied or unreadable (passages removed)",
+            "files read as: " + (", ".join(f"{n} {kind}" for kind, n in sorted(self.read_as.items())) or "-"),
             f"passages: {self.chunks} chunks loaded; {self.passages_added} added, {self.passages_updated} updated "
             f"({self.passages_metadata_updated} in metadata only: not embedded or extracted again), "
             f"{self.passages_unchanged} unchanged, {self.passages_deleted} deleted",
@@ -67,6 +71,12 @@ class IngestSummary:
         if self.outside_links:
             lines.append(f"  {len(self.outside_links)} symbolic links leave the given folders and were not followed")
         return "\n".join(lines)
+
+    def count_read(self, files: Iterable[Any]) -> None:
+        """Count the found files by how they are read (a kind told from the first bytes says "by content")."""
+        for file in files:
+            kind = f"{file.kind} by content" if file.by_content else file.kind
+            self.read_as[kind] = self.read_as.get(kind, 0) + 1
 
     def add_ingest(self, report: Any) -> None:
         """Add an ``IngestReport``'s counts."""

@@ -1,6 +1,8 @@
 """Files and folders → chunked LangChain ``Document``s ready for :class:`MilvusGraphStore`.
 
-Text and Markdown go through ``TextLoader``, PDF through ``PyPDFLoader`` (one Document per
+Text, Markdown and reStructuredText go through ``TextLoader`` (a file of no known suffix is
+read as text when its first bytes are UTF-8 text: ``README``, ``copyright``,
+``changelog.Debian``; ``SourceFile.by_content`` says so), PDF through ``PyPDFLoader`` (one Document per
 page), HTML through ``BSHTMLLoader`` (the standard-library parser, scripts and styles
 dropped); each is then split with ``RecursiveCharacterTextSplitter`` (Markdown-aware for
 ``.md``). These need the ``files`` extra::
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from langchain_graphrag_milvus.ingest.markup import junk_title
 from langchain_graphrag_milvus.ingest.records import MAX_ID_BYTES
 
 if TYPE_CHECKING:
@@ -57,6 +60,7 @@ __all__ = [
     "Discovery",
     "LoadedFile",
     "discover_files",
+    "sniff_text",
     "load_file",
     "source_key",
     "is_under",
@@ -71,10 +75,13 @@ FILE_TYPES: dict[str, str] = {
     ".pdf": "pdf",
     ".html": "html",
     ".htm": "html",
+    ".rst": "rst",
 }
+#: Bytes read to tell a text file from a binary one (a file of another suffix, or none).
+SNIFF_BYTES = 8192
 _KEPT_METADATA = ("page", "title")
 #: Bumped when loading or splitting changes, so stored fingerprints no longer match.
-_LOADER_VERSION = "1"
+_LOADER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,8 @@ class SourceFile:
     path: Path
     source: str
     kind: str
+    #: The kind was told from the file's first bytes (no known suffix): ``README``, ``changelog.Debian``.
+    by_content: bool = False
 
 
 @dataclass
@@ -141,12 +150,44 @@ def _consider(
     if include and not _matches(relative, include):
         return
     kind = FILE_TYPES.get(path.suffix.lower())
+    by_content = False
     if kind is None:
-        found.skipped.append((source, f"unsupported file type {path.suffix or '(none)'!r}"))
+        kind, by_content = sniff_text(path), True
+    if kind is None:
+        found.skipped.append((source, f"not a text, Markdown, reST, HTML or PDF file ({path.suffix or 'no suffix'})"))
     elif len(source.encode("utf-8")) > MAX_ID_BYTES:
         found.skipped.append((source, f"path longer than {MAX_ID_BYTES} bytes"))
     else:
-        found.files.append(SourceFile(path=path, source=source, kind=kind))
+        found.files.append(SourceFile(path=path, source=source, kind=kind, by_content=by_content))
+
+
+def sniff_text(path: Path) -> str | None:
+    """The kind of a file without a known suffix, from its first bytes: ``"text"``, ``"html"`` or ``"pdf"``.
+
+    None for a binary file (a NUL byte, or not UTF-8 text), an empty or unreadable one.
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if not head.strip() or b"\0" in head:
+        return None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a character cut at the end of the sample
+            return None
+        text = head[: exc.start].decode("utf-8")
+    printable = sum(c.isprintable() or c in "\n\r\t\f" for c in text)
+    if printable < 0.95 * len(text):
+        return None
+    lower = text.lstrip()[:200].lower()
+    if lower.startswith(("<!doctype html", "<html")):
+        return "html"
+    return "text"
 
 
 def discover_files(
@@ -213,9 +254,10 @@ def _loader(file: SourceFile) -> Any:
 def _splitter(kind: str, settings: ChunkSettings) -> Any:
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
-    if kind == "markdown":
+    language = {"markdown": Language.MARKDOWN, "rst": Language.RST}.get(kind)
+    if language is not None:
         return RecursiveCharacterTextSplitter.from_language(
-            Language.MARKDOWN, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap
+            language, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap
         )
     return RecursiveCharacterTextSplitter(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
 
@@ -248,6 +290,8 @@ def load_file(file: SourceFile, settings: ChunkSettings) -> LoadedFile:
     texts: list[tuple[str, dict[str, Any]]] = []
     for page in pages:
         kept = {k: page.metadata[k] for k in _KEPT_METADATA if isinstance(page.metadata.get(k), (str, int))}
+        if isinstance(kept.get("title"), str) and junk_title(str(kept["title"])):
+            del kept["title"]  # "Enscript Output", "Microsoft Word - x.doc": the tool, not the file
         text = _clean(page.page_content)
         title = kept.get("title")
         if file.kind == "html" and isinstance(title, str) and title and text.startswith(title + "\n"):

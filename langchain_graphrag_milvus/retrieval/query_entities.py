@@ -18,8 +18,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -32,8 +34,17 @@ from langchain_graphrag_milvus.text.name_table import MAX_NAME_TOKENS, LinkerNam
 from langchain_graphrag_milvus.text.names import clean_text
 from langchain_graphrag_milvus.text.tokens import NAME_STOPWORDS, name_spans, name_tokens
 
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.graph import GraphIndex
+
 __all__ = [
     "EntityLinker",
+    "NameFrequency",
+    "GENERIC_SHARE",
+    "SPECIFIC_PASSAGES",
+    "looks_like_code",
+    "graph_frequency",
+    "graph_linker",
     "create_llm_entity_extractor",
     "parse_entities",
     "MAX_QUERY_ENTITIES",
@@ -48,6 +59,12 @@ MAX_QUERY_ENTITIES = 32
 STOPWORDS = NAME_STOPWORDS
 _spans = name_spans
 _tokens = name_tokens
+#: A lower-case mention links an entity found in at most this share of the graph's passages.
+GENERIC_SHARE = 0.01
+#: ... and always one found in at most this many passages.
+SPECIFIC_PASSAGES = 3
+#: Names → (passages mentioning each name, passages in the graph).
+NameFrequency = Callable[[Sequence[str]], tuple[Sequence[int], int]]
 
 
 class EntityLinker:
@@ -66,18 +83,39 @@ class EntityLinker:
     exactly the one a scan of every name would give (the best ratio, the first name among
     equals).
 
+    Lower-case and partial names (the store's linker turns both on):
+
+    * With ``frequency`` (how many passages mention each name), in a question written all
+      in lower case, a lower-case mention ("pip", "keyring", "country") links when its
+      entity is *specific*: in at most ``generic_share`` of the graph's passages (and
+      always when in at most :data:`SPECIFIC_PASSAGES`). In a question that capitalises
+      its names, a lower-case word is a common noun and is not linked (musique100: linking
+      the specific ones there cost 6 R@5). Mentions with a capital or a digit, and names written as
+      code (``init.defaultBranch``, ``sha256``, ``make_archive``), link as before. Without
+      ``frequency``, ``require_capital`` keeps its older rule (capitals only, unless the
+      whole query is lower case).
+    * ``partial=True``: a span that is no name links to the one name that ends with it
+      ("Euler" → "Leonhard Euler"; "trust store" → "system trust store"); when several
+      names end with it ("Smith": "Adam Smith", "Will Smith"), nothing is linked.
+
     Args:
         names: Display names of the graph's entities, or a prepared
             :class:`~langchain_graphrag_milvus.text.name_table.LinkerNames` (keys already
             computed, e.g. loaded with a saved graph index).
-        require_capital: Link only mentions written with a capital letter or a digit
-            (names, not common nouns such as "country" or "director"), unless the whole
-            query is lower case. Measured on musique100: common-noun links add noise.
+        require_capital: Link lower-case mentions only when they are specific (with
+            ``frequency``) or, without it, only mentions written with a capital letter or
+            a digit unless the whole query is lower case. Measured on musique100:
+            common-noun links ("country", "director") add noise.
         fuzzy_cutoff: Lowest rapidfuzz ratio (0-100) for a near miss; ``None`` turns fuzzy
             matching off. Spans shorter than 5 characters are never fuzzy-matched.
+        frequency: Names → (passages mentioning each, passages in the graph); called at
+            :meth:`find` time with the names of lower-case candidates only.
+        partial: Link a span to the one name of several words that ends with it.
+        generic_share: The largest share of passages a lower-case mention's entity may
+            appear in.
 
     Raises:
-        ValueError: ``fuzzy_cutoff`` is outside 0-100.
+        ValueError: ``fuzzy_cutoff`` is outside 0-100 or ``generic_share`` outside 0-1.
     """
 
     def __init__(
@@ -86,11 +124,17 @@ class EntityLinker:
         *,
         require_capital: bool = False,
         fuzzy_cutoff: float | None = 90.0,
+        frequency: NameFrequency | None = None,
+        partial: bool = False,
+        generic_share: float = GENERIC_SHARE,
     ) -> None:
         if fuzzy_cutoff is not None and not 0.0 <= fuzzy_cutoff <= 100.0:
             raise ValueError(f"fuzzy_cutoff must be a ratio from 0 to 100 or None, got {fuzzy_cutoff!r}")
+        if not 0.0 <= generic_share <= 1.0:
+            raise ValueError(f"generic_share must be a share from 0 to 1, got {generic_share!r}")
         self.require_capital = require_capital
         self.fuzzy_cutoff = fuzzy_cutoff
+        self.frequency, self.partial, self.generic_share = frequency, partial, generic_share
         if not isinstance(names, LinkerNames):
             first: dict[str, str] = {}
             for name in names:
@@ -113,39 +157,84 @@ class EntityLinker:
         # a common noun, or just the sentence's capitalised first word, is not a name
         return capital and not (start == 0 and size == 1 and not any(c.isdigit() for c in words[0]))
 
+    def _accept(self, ctx: _Find, start: int, size: int, name: str, *, whole: bool = True) -> bool:
+        """Whether the mention ``spans[start:start+size]`` may link ``name`` (case and specificity rules).
+
+        ``whole``: the mention is the whole name (not a part of it, as a partial match is).
+        """
+        if self._allowed(ctx.spans, start, size, ctx.check_case) or (whole and looks_like_code(name)):
+            return True
+        if self.frequency is None or not self.require_capital or not ctx.lower_query:
+            return False  # a question that capitalises its names: a lower-case word is a common noun
+        if name not in ctx.specific:
+            counts, total = self.frequency([name])
+            count = int(counts[0]) if len(counts) else 0
+            ctx.specific[name] = 0 < count and (
+                count <= SPECIFIC_PASSAGES or count <= self.generic_share * max(int(total), 1)
+            )
+        return ctx.specific[name]
+
     def find(self, query: str) -> list[str]:
         """Display names of the entities found in ``query``, in order of appearance."""
         spans = _spans(query)
         keys = [t for t, _ in spans]
-        check_case = self.require_capital and any(c.isupper() for c in query)
-        taken = [False] * len(keys)
+        if self.frequency is not None:
+            check_case = self.require_capital
+        else:
+            check_case = self.require_capital and any(c.isupper() for c in query)
+        ctx = _Find(spans, keys, check_case, [False] * len(keys), not any(c.isupper() for c in query))
+        taken = ctx.taken
         found: list[tuple[int, str]] = []
         for size in range(min(self._longest, len(keys)), 0, -1):
             for start in range(0, len(keys) - size + 1):
                 if any(taken[start : start + size]):
                     continue
                 name = self._by_key.get(" ".join(keys[start : start + size]))
-                if name is not None and self._allowed(spans, start, size, check_case):
+                if name is not None and self._accept(ctx, start, size, name):
                     taken[start : start + size] = [True] * size
                     found.append((start, name))
+        if self.partial and self._by_key:
+            found += self._partial(ctx)
         if self.fuzzy_cutoff is not None and self._by_key:
-            found += self._fuzzy(spans, keys, taken, check_case)
+            found += self._fuzzy(ctx)
         return list(dict.fromkeys(name for _, name in sorted(found)))
 
-    def _fuzzy(
-        self, spans: list[tuple[str, str]], keys: list[str], taken: list[bool], check_case: bool
-    ) -> list[tuple[int, str]]:
+    def _partial(self, ctx: _Find) -> list[tuple[int, str]]:
+        """Spans (up to 3 words) that end exactly one name of more words: that name."""
         found: list[tuple[int, str]] = []
+        index = self._names.token_index()
+        keys, taken = ctx.keys, ctx.taken
+        for size in range(min(3, len(keys)), 0, -1):
+            for start in range(0, len(keys) - size + 1):
+                window = keys[start : start + size]
+                if any(taken[start : start + size]) or not _partial_window(window):
+                    continue
+                if not ctx.lower_query and not _capitalised_run(ctx.spans, start, size):
+                    continue
+                ends = [i for i, at_end in index.containing(window) if at_end]
+                if len(ends) != 1:
+                    continue
+                name = self._names.names[ends[0]]
+                if self._accept(ctx, start, size, name, whole=False):
+                    taken[start : start + size] = [True] * size
+                    found.append((start, name))
+        return found
+
+    def _fuzzy(self, ctx: _Find) -> list[tuple[int, str]]:
+        found: list[tuple[int, str]] = []
+        keys, taken = ctx.keys, ctx.taken
         for size in range(min(4, self._longest, len(keys)), 0, -1):
             for start in range(0, len(keys) - size + 1):
                 window = keys[start : start + size]
                 if any(taken[start : start + size]) or window[0] in STOPWORDS or window[-1] in STOPWORDS:
                     continue
                 text = " ".join(window)
-                if len(text) < 5 or not self._allowed(spans, start, size, check_case):
+                if len(text) < 5:
+                    continue
+                if self.frequency is None and not self._allowed(ctx.spans, start, size, ctx.check_case):
                     continue
                 best = self.closest(text)
-                if best is not None:
+                if best is not None and self._accept(ctx, start, size, self._names.names[best]):
                     taken[start : start + size] = [True] * size
                     found.append((start, self._names.names[best]))
         return found
@@ -172,6 +261,72 @@ class EntityLinker:
     def as_runnable(self) -> Runnable[str, list[str]]:
         """This linker as a ``Runnable[str, list[str]]``."""
         return RunnableLambda(self.find, name="offline_entity_linker")
+
+
+@dataclass
+class _Find:
+    """The state of one :meth:`EntityLinker.find`."""
+
+    spans: list[tuple[str, str]]
+    keys: list[str]
+    check_case: bool
+    taken: list[bool]
+    lower_query: bool
+    specific: dict[str, bool] = field(default_factory=dict)
+
+
+def graph_frequency(current: Callable[[], GraphIndex]) -> NameFrequency:
+    """A :data:`NameFrequency` over the graph ``current()`` returns when it is called.
+
+    Counts are the passages whose relations name the entity (0: not in the graph).
+    """
+
+    def frequency(names: Sequence[str]) -> tuple[list[int], int]:
+        from langchain_graphrag_milvus.retrieval.stages import exact_entities
+
+        graph = current()
+        found = exact_entities(graph, list(names), None)
+        counts = iter(graph.entity_passage_counts(found[found >= 0]).tolist())
+        return [next(counts) if e >= 0 else 0 for e in found.tolist()], graph.n_passages
+
+    return frequency
+
+
+def graph_linker(current: Callable[[], GraphIndex]) -> Callable[[Iterable[str]], EntityLinker]:
+    """The store's linker factory: names as a question writes them, partial names, passage counts from ``current()``."""
+    return lambda names: EntityLinker(names, require_capital=True, partial=True, frequency=graph_frequency(current))
+
+
+def _capitalised_run(spans: list[tuple[str, str]], start: int, size: int) -> bool:
+    """The words are a whole run of capitalised words, not the question's first word alone.
+
+    "Barry Wesson" is one name: neither "Barry" nor "Wesson" is matched on its own.
+    """
+
+    def capital(i: int) -> bool:
+        return 0 <= i < len(spans) and spans[i][1][:1].isupper() and not (i == 0 and size == 1 and start == 0)
+
+    inside = all(capital(i) for i in range(start, start + size))
+    return inside and start > 0 and not capital(start - 1) and not capital(start + size)
+
+
+def _partial_window(window: list[str]) -> bool:
+    """A span that may stand for a longer name: no stopword at its ends, no bare number, 3+ letters."""
+    if window[0] in STOPWORDS or window[-1] in STOPWORDS or any(t.isdigit() for t in window):
+        return False
+    return sum(len(t) for t in window) >= 3
+
+
+#: An identifier inside a name: a dotted or underscored word, a digit, camelCase, ``--option``.
+_CODE = re.compile(r"\w[._/]\w|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|^-{1,2}\w|\(\)")
+
+
+def looks_like_code(name: str) -> bool:
+    """True for names written as code or versions (``init.defaultBranch``, ``sha256``, ``--user``).
+
+    Such a name is a name however the query writes it: ``"sha256"`` needs no capital.
+    """
+    return bool(_CODE.search(name))
 
 
 ENTITY_PROMPT_ONE_SHOT_INPUT = """Extract the named entities (people, places, organisations, works, events, dates, concepts) that the question is about. Return a JSON object {"entities": [...]} with the entity names exactly as they appear in the question.

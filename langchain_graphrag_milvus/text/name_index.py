@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NameIndex", "Q"]
+__all__ = ["NameIndex", "TokenIndex", "Q"]
 
 #: Gram length.
 Q = 3
@@ -278,3 +278,46 @@ def _unique_pairs(codes: np.ndarray, owner: np.ndarray, n: int, base: int) -> tu
     keep = np.ones(len(codes), bool)
     keep[1:] = (codes[1:] != codes[:-1]) | (owner[1:] != owner[:-1])
     return codes[keep], owner[keep]
+
+
+class TokenIndex:
+    """Keys of several words by the words they hold: finds ``"leonhard euler"`` from ``"euler"``.
+
+    Built over the linker's distinct keys (space-joined folded tokens); only keys of two or
+    more words are indexed (a one-word key is an exact match, not a partial one).
+
+    Args:
+        choices: The keys; candidates are indices into this sequence.
+    """
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        self._choices = choices
+        postings: dict[str, list[int]] = {}
+        for i, key in enumerate(choices):
+            if " " in key:
+                for token in dict.fromkeys(key.split(" ")):
+                    postings.setdefault(token, []).append(i)
+        self._postings = postings
+
+    def containing(self, tokens: Sequence[str]) -> list[tuple[int, bool]]:
+        """``(index, at_end)`` of the keys holding ``tokens`` as a contiguous run of words.
+
+        ``at_end``: the run ends the key (``"euler"`` in ``"leonhard euler"``, a surname or
+        a head noun), as opposed to a run inside it (``"euler"`` in ``"euler identity"``).
+        Keys equal to the run are not returned.
+        """
+        if not tokens:
+            return []
+        lists = [self._postings.get(t, []) for t in tokens]
+        rarest = min(lists, key=len)
+        run = list(tokens)
+        out = []
+        for i in rarest:
+            words = self._choices[i].split(" ")
+            if len(words) <= len(run):
+                continue
+            width = len(run)
+            ends = [s + width == len(words) for s in range(len(words) - width + 1) if words[s : s + width] == run]
+            if ends:
+                out.append((i, any(ends)))
+        return out

@@ -30,7 +30,7 @@ from itertools import repeat
 
 import numpy as np
 
-from langchain_graphrag_milvus.text.name_index import NameIndex
+from langchain_graphrag_milvus.text.name_index import NameIndex, TokenIndex
 from langchain_graphrag_milvus.text.names import clean_text
 from langchain_graphrag_milvus.text.tokens import NAME_STOPWORDS, name_tokens
 
@@ -87,6 +87,7 @@ class LinkerNames:
         #: The table row each key was first seen in (when made by :meth:`from_rows`).
         self.rows = rows
         self._index = index
+        self._tokens: TokenIndex | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -116,6 +117,14 @@ class LinkerNames:
                 if self._index is None:
                     self._index = NameIndex(self.choices)
         return self._index
+
+    def token_index(self) -> TokenIndex:
+        """The word index over :attr:`choices` for partial names (built once, on first call)."""
+        if self._tokens is None:
+            with self._lock:
+                if self._tokens is None:
+                    self._tokens = TokenIndex(self.choices)
+        return self._tokens
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)

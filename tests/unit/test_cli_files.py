@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from langchain_graphrag_milvus.cli.discovery import display_path, find_files
 from langchain_graphrag_milvus.cli.ingest_files import own_chunk_ids
 from langchain_graphrag_milvus.cli.output import terminal_json, terminal_text
+from langchain_graphrag_milvus.cli.summary import IngestSummary
 from langchain_graphrag_milvus.cli.tenancy import check_graph_path, tenant_filter
 from langchain_graphrag_milvus.errors import InvalidIdError
 from langchain_graphrag_milvus.ingest.identity import check_chunk_form, chunk_source
@@ -65,6 +66,40 @@ def test_each_file_once_and_links_leaving_the_roots_are_skipped(tmp_path: Path) 
     # both roots given: the link into "outside" no longer leaves them
     both = find_files([docs, outside])
     assert _names(both, tmp_path) == ["docs/a.txt", "outside/secret.txt"]
+
+
+def test_files_without_a_known_suffix_are_read_by_content_and_the_summary_says_so(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("Polkit is a toolkit for defining authorizations.\n")
+    (tmp_path / "copyright").write_text("Files: *\nCopyright: 2008 David Zeuthen\n")
+    (tmp_path / "changelog.Debian").write_text("polkit (122-3) unstable; urgency=medium\n")
+    (tmp_path / "guide.rst").write_text("Title\n=====\n\nSome *text*.\n")
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    (tmp_path / "index").write_text("<!DOCTYPE html><html><body><p>Hi</p></body></html>")
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (tmp_path / "empty").write_text("")
+    found = find_files([tmp_path])
+    kinds = {Path(f.source).name: (f.kind, f.by_content) for f in found.files}
+    assert kinds == {
+        "README": ("text", True),
+        "copyright": ("text", True),
+        "changelog.Debian": ("text", True),
+        "guide.rst": ("rst", False),
+        "notes.md": ("markdown", False),
+        "index": ("html", True),
+    }
+    skipped = {Path(s).name: reason for s, reason in found.skipped}
+    assert set(skipped) == {"logo.png", "empty"} and "(.png)" in skipped["logo.png"]
+    summary = IngestSummary(files_found=len(found.files))
+    summary.count_read(found.files)
+    line = next(x for x in summary.text().splitlines() if x.startswith("files read as: "))
+    assert line == "files read as: 1 html by content, 1 markdown, 1 rst, 3 text by content"
+    # a Milvus Lite store inside the folder holds text files too (manifest.json): never read as documents
+    (tmp_path / "milvus.db" / "collections").mkdir(parents=True)
+    (tmp_path / "milvus.db" / "collections" / "manifest.json").write_text('{"segments": []}')
+    own = find_files([tmp_path], own=[tmp_path / "milvus.db"])
+    assert len(own.files) == 6
+    assert dict(own.skipped)[source_key(tmp_path / "milvus.db")] == "the store's own data (--uri)"
+    assert "manifest.json" in {Path(f.source).name for f in find_files([tmp_path]).files}
 
 
 # ---------------------------------------------------------------------------- gitignore patterns
