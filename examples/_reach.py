@@ -41,6 +41,10 @@ def _relations(sub: Subgraph) -> list[SubgraphNode]:
 
 def _starts(sub: Subgraph) -> tuple[set[str], str, SubgraphNode | None]:
     """Start entities, how they were chosen, and the relation they came from (no linked name)."""
+    labels = {n.label.casefold(): n.label for n in sub.nodes if n.kind == "entity"}
+    linked = {labels[q.casefold()] for q in sub.settings.get("query_entities") or [] if q.casefold() in labels}
+    if linked:  # the names the linker found in the question, not every entity its vector matched
+        return linked, "the entities the question names", None
     matched = {
         sub.node(e.target).label
         for e in sub.edges
