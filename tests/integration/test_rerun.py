@@ -112,9 +112,12 @@ def _run_case(
         store = make()
         setup(store)
         fail = FailAt(store, at, after=at % 2 == 0)
-        with pytest.raises(InjectedFailure):
+        try:  # a failure in a path that tolerates it by design (a freshness check's load) is absorbed
             operation(store)
+        except InjectedFailure:
+            pass
         fail.detach()
+        assert fail.writes >= at, f"write {at} was never reached"  # the failure did happen
         # every third case re-runs in a new store object (an application restarted after the crash)
         runner = store if at % 3 else make(prefix=store.collection_prefix)
         operation(runner)
