@@ -30,7 +30,7 @@ Example:
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("Euler was a student of Johann Bernoulli.")
-    >>> _ = (folder / "skip.bin").write_bytes(b"\\x00\\x01binary")
+    >>> _ = (folder / "skip.bin").write_bytes(bytes(range(8)))
     >>> found = discover_files([folder])
     >>> [f.path.name for f in found.files], [Path(s).name for s, _ in found.skipped]
     (['a.txt'], ['skip.bin'])
