@@ -224,9 +224,11 @@ class MilvusConnection:
     def ensure_collections(self, dim: int) -> None:
         """Create missing collections for ``dim``-dimensional vectors; check existing ones."""
         with self.lock:
-            created = self._create_missing(KINDS, dim, self.partition_key_field)
-            for name in created:  # the loads run in parallel on the server; wait for each
-                self.client.load_collection(name, timeout=self.timeout)
+            self._create_missing(KINDS, dim, self.partition_key_field)
+            # wait for each load (they run in parallel on the server); a collection that existed
+            # is loaded too: a creation cut short (created, never loaded) is then usable again
+            for kind in KINDS:
+                self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
             self.dim = dim
             self._index_types.clear()
 

@@ -207,9 +207,9 @@ class ExistingCollectionConnection(MilvusConnection):
                     f"collection {self.passage_collection!r} stores {existing}-dimensional vectors but the embedding "
                     f"model gives {dim}; use the model the collection was made with"
                 )
-            created = self._create_missing(GRAPH_KINDS, dim, None)
-            for name in (*created, self.passage_collection):
-                self.client.load_collection(name, timeout=self.timeout)
+            self._create_missing(GRAPH_KINDS, dim, None)
+            for kind in ("passages", *GRAPH_KINDS):  # also a graph collection whose creation was cut short
+                self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
             self.dim = dim
 
     def check_open(self) -> int:

@@ -216,3 +216,32 @@ def test_a_failed_reindex_rerun_switches_and_serves(make_store, monkeypatch: pyt
     first, rest = (lambda s: s.add_documents(docs[:2])), (lambda s: s.add_documents(docs[2:]))
     writes = _run_case(make, first, rest, check, sample=4)
     assert writes >= 8  # the inserts, then release, drop, create, load for two collections
+
+
+@pytest.mark.parametrize("at", [3])  # the second collection's index (writes: index, load per collection)
+def test_a_lost_answer_of_an_index_creation_still_loads_the_collection(make_store, at: int) -> None:
+    """A new collection's index built and its answer lost: the collection is loaded all the same.
+
+    The creation treats the lost answer as another writer's simultaneous creation and goes on; the
+    collection must still be loaded before the first write reads it. Found by the long model test on
+    the server: the load failed with Milvus' "collection not loaded" instead of completing.
+    """
+
+    def make(prefix: str | None = None) -> MilvusGraphStore:
+        return make_store(LexicalEmbeddings(32), prefix=prefix, consistency_level="Strong")
+
+    clean = make()
+    clean.add_documents(_docs(CORPUS))
+    want, want_graph = snapshot(clean), graph_signature(clean.rebuild_graph())
+    store = make()
+    fail = FailAt(store, at, after=True)
+    try:
+        store.add_documents(_docs(CORPUS))  # a lost answer of a creation looks like a racing creator's: absorbed
+    except InjectedFailure:
+        pass
+    finally:
+        fail.detach()
+    assert fail.calls[at - 1] == "create_index", fail.calls
+    store.add_documents(_docs(CORPUS))  # the same store object: it must not assume the collections are loaded
+    assert diff(snapshot(store), want) == ""
+    assert graph_signature(store.graph) == want_graph
