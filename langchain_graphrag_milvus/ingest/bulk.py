@@ -10,11 +10,14 @@ chunk's "does this exist" reads are answered from memory:
 * relations: the ids this load wrote; only the rows of those a later chunk states again
   are fetched (their stored passage lists and vectors are needed to add links).
 
-Assumption (documented in the README's bulk-load note): no other writer loads into the same
-``collection_prefix`` while the first load runs. Such a racing writer is not detected; it
-cannot corrupt rows (writes are inserts of deterministic ids, a repeated insert of a
-relation keeps one of two rows for the same id) but its links to relations this load also
-states may be lost. A crash mid-load leaves non-empty collections; the re-run sees them and
+Other writers: the "empty" decision is taken under the write lease
+(:mod:`~langchain_graphrag_milvus.milvus.write_guard`) or checked again once it is held. A
+load that found no collections takes the lease when it creates them and counts again: if
+another writer filled them meanwhile it raises :class:`~langchain_graphrag_milvus.errors.ConcurrentWriteError`
+before writing anything. A load whose collections were created by another writer after
+it decided takes the lease before its first chunk reads anything and, if rows exist by
+then, turns the bulk load off (:attr:`BulkLoad.active`): it plans from reads like any
+other ingest. A crash mid-load leaves non-empty collections; the re-run sees them and
 takes the checked path, which completes what is missing row by row.
 """
 
@@ -50,6 +53,8 @@ class BulkLoad:
 
     entity_ids: set[str] = field(default_factory=set)
     relation_ids: set[str] = field(default_factory=set)
+    #: False once another writer was found to have written first: the load reads like any other.
+    active: bool = True
 
     def stored_entities(self, ids: Iterable[str]) -> dict[str, Any]:
         """Those of ``ids`` this load wrote (the shape of a fetch: id → row)."""

@@ -237,6 +237,30 @@ def _check_still_empty(ctx: IngestContext) -> None:
         )
 
 
+def _hold_lease(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None) -> BulkLoad | None:
+    """Hold the write lease before reading what this chunk plans from; the bulk load if it still holds.
+
+    The write guard takes the lease when an operation starts, but only if the collections
+    exist then (the lease is a property of the relation collection). If another writer
+    created them since, the lease is taken here, before any read: the graph is refreshed
+    from what that writer left, and a first load that decided "empty" without the lease
+    counts again and reads like any other ingest if rows exist now.
+    """
+    lease = ctx.parts.connection.lease
+    if lease.held:
+        lease.ensure()  # renew (or raise if another writer took an expired lease over)
+        return bulk
+    lease.ensure()
+    if not lease.held:  # Milvus Lite (one process), or outside a write operation
+        return bulk
+    if ctx.parts.graph.loaded is not None:
+        ctx.parts.graph.refresh()
+    if bulk is not None and not state.get("bumped") and any(ctx.parts.reads.counts().values()):
+        bulk.active = False
+        return None
+    return bulk
+
+
 def _bump_once(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None) -> None:
     if not state.get("bumped"):
         if bulk is not None:  # the collections exist now and are empty
@@ -269,7 +293,10 @@ def ingest_chunk(
     never written twice.
     """
     conn = ctx.parts.connection
+    bulk = bulk if bulk is not None and bulk.active else None
     have_collections = conn.exists()
+    if have_collections:
+        bulk = _hold_lease(ctx, state, bulk)
     key = ctx.partition_key_field
     fields = ("doc_hash", key) if key else ("doc_hash",)
     reads_passages = have_collections and bulk is None

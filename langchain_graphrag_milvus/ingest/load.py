@@ -93,7 +93,7 @@ def _collect(
     # index="auto": HNSW past the threshold (also when this run wrote nothing: a re-run after a
     # switch that failed half-way finishes it)
     fit_indexes(ctx.parts.connection, ctx.parts.reads)
-    report.bulk_load = bulk is not None
+    report.bulk_load = bulk is not None and bulk.active
     report.seconds = time.perf_counter() - started
     return report
 

@@ -117,6 +117,35 @@ def test_processes_lose_no_link_stress(make_store) -> None:
 
 
 @pytest.mark.server
+def test_a_first_load_overtaken_by_another_process_reads_what_it_wrote(make_store, monkeypatch) -> None:
+    """The collections did not exist when this load began; another process created and filled them before its
+    first chunk. The load decided "empty" without the lease (there was no collection to hold it on): it must take
+    the lease before reading and plan from what is there, not overwrite the other writer's links."""
+    if make_store.backend != "server":
+        pytest.skip("one Milvus Lite directory is locked to one process")
+    from langchain_graphrag_milvus.ingest import load
+
+    store = make_store(LexicalEmbeddings(32), consistency_level="Strong")
+    assert not store._connection.exists()
+    original = load.starts_empty
+    other: list[str] = []
+
+    def overtaken(*args: Any, **kwargs: Any) -> bool:
+        empty = original(*args, **kwargs)
+        if not other:  # the other process runs its whole write between the decision and the first chunk
+            (result,) = _writers(make_store.uri, store.collection_prefix, workers=1, calls=1, threads=1)
+            assert result["errors"] == []
+            other.extend(result["added"])
+        return empty
+
+    monkeypatch.setattr(load, "starts_empty", overtaken)
+    report = store.add_documents(documents("late", 0, 0))
+    assert report.passages_added == PER_CALL
+    _check(store, [*other, *(d.id or "" for d in documents("late", 0, 0))])
+    assert not report.bulk_load  # it read like any other ingest
+
+
+@pytest.mark.server
 def test_a_foreign_lease_is_waited_for_then_refused(make_store) -> None:
     """Another process's live lease: the write waits ``lease.wait`` seconds, then a typed error, nothing written."""
     if make_store.backend != "server":
