@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient
 
+from langchain_graphrag_milvus.existing_parts import ExistingCollectionParts
 from langchain_graphrag_milvus.forwarding import forward
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.ingest.context import IngestContext, check_write_settings
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
     from langchain_graphrag_milvus.subgraph import Subgraph
 
-__all__ = ["MilvusGraphStore", "Hit"]
+__all__ = ["MilvusGraphStore", "ExistingCollectionGraphStore", "Hit"]
 
 
 class MilvusGraphStore:
@@ -372,16 +372,10 @@ class MilvusGraphStore:
     def from_existing_collection(
         cls, embedding: Embeddings, *, collection_name: str, text_field: str = "text", **kwargs: Any
     ) -> MilvusGraphStore:
-        """Deprecated: ``ExistingCollectionGraphStore(embedding, collection_name=..., ...)``, same arguments.
-
-        That class extends this facade, so it lives above it: this spelling finds it by module
-        name at call time, the package's one upward reference, gone with this method.
-        """
+        """Deprecated: ``ExistingCollectionGraphStore(embedding, collection_name=..., ...)``, same arguments."""
         msg = "MilvusGraphStore.from_existing_collection() is deprecated: call ExistingCollectionGraphStore(...)"
         warnings.warn(msg + " with the same arguments", DeprecationWarning, stacklevel=2)
-        module = importlib.import_module("langchain_graphrag_milvus.existing_store")
-        cls_ = module.ExistingCollectionGraphStore
-        return cls_(embedding, collection_name=collection_name, text_field=text_field, **kwargs)  # type: ignore[no-any-return]
+        return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
 
     def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
         """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""
@@ -398,3 +392,7 @@ class MilvusGraphStore:
         from langchain_graphrag_milvus.retrieval.explain import store_subgraph
 
         return store_subgraph(self, filter=filter, limit=limit)
+
+
+class ExistingCollectionGraphStore(ExistingCollectionParts, MilvusGraphStore):
+    """A :class:`MilvusGraphStore` over an existing langchain-milvus collection: see :mod:`.existing_store`."""

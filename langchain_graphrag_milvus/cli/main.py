@@ -186,6 +186,7 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
     if getattr(args, "func", None) is not None:
         return args.func  # type: ignore[no-any-return]
     module, _, name = str(args.handler).partition(":")
+    # import-check: the targets are the handler strings (set_defaults(handler="module:function"))
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 

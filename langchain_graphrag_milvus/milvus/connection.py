@@ -4,40 +4,34 @@
 reads and writes nothing but schema, collection properties (the generation counter) and
 the bookkeeping of which collections must be read with ``"Strong"`` consistency after a
 delete. Reads (:mod:`.reads`), writes (:mod:`.writes`) and the graph cache
-(:mod:`.graph_cache`) all go through one connection.
+(:mod:`.graph_cache`) all go through one connection. Its clients are :mod:`.clients`, the
+collection properties it keeps (store id, generation counter) :mod:`.properties`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
-import uuid
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pymilvus import AsyncMilvusClient, MilvusClient
 
-from langchain_graphrag_milvus.errors import (
-    CollectionNotFoundError,
-    ForeignCollectionError,
-    GraphRAGError,
-    StoreConnectionError,
-)
+from langchain_graphrag_milvus.errors import CollectionNotFoundError, ForeignCollectionError, GraphRAGError
 from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.index_params import creation_index
-from langchain_graphrag_milvus.milvus.lite import (
-    acquire_lite,
-    check_lite_parent,
-    is_lite,
-    lite_connection_args,
-    lite_filter,
-    lite_server_running,
-    release_lite,
+from langchain_graphrag_milvus.milvus.clients import MilvusClients
+from langchain_graphrag_milvus.milvus.index_params import index_and_search_params
+from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
+from langchain_graphrag_milvus.milvus.properties import (
+    GENERATION_KEY,
+    STORE_ID_KEY,
+    TENANT_ROWS_KEY,
+    assign_store_id,
+    collection_properties,
+    creation_properties,
+    warn_shared_rows,
 )
 from langchain_graphrag_milvus.milvus.schema import (
-    DEFAULT_INDEX_PARAMS,
     KINDS,
     Kind,
     check_collection,
@@ -52,39 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MilvusConnection", "GENERATION_KEY", "STORE_ID_KEY", "TENANT_ROWS_KEY", "index_and_search_params"]
 
-logger = logging.getLogger("langchain_graphrag_milvus")
-
-#: The collection property (on the relation collection) that counts changes to the graph's data.
-GENERATION_KEY = "graphrag.generation"
-#: The collection property (on the relation collection) naming the store: a uuid4 hex set when the
-#: collections are created (collections of older versions get one on first use, :meth:`MilvusConnection.identity`).
-STORE_ID_KEY = "graphrag.store_id"
 #: Seconds a write waits for another writer of the same prefix before ``ConcurrentWriteError``.
 DEFAULT_WRITE_WAIT = 90.0
-#: The collection property (on the relation collection, set at creation) of a partitioned store whose
-#: entity and relation rows are kept per tenant (their ids hash the tenant); absent: rows shared.
-TENANT_ROWS_KEY = "graphrag.tenant_rows"
-
-
-def index_and_search_params(
-    index_params: Mapping[str, Any] | None, search_params: Mapping[str, Any] | None, index_mode: str = "flat"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The index parameters of new collections and the search parameters, with one metric.
-
-    Default: exact ``FLAT``/``COSINE`` search; ``index_mode="hnsw"``: HNSW
-    (:mod:`.indexes`). Explicit ``index_params`` win over the mode.
-
-    Raises:
-        ValueError: The metric is not ``COSINE`` or ``IP`` (scores must be similarities), or
-            the index mode is unknown.
-    """
-    mode_index = creation_index(index_mode, "COSINE")
-    index = dict(index_params or (DEFAULT_INDEX_PARAMS if index_mode != "hnsw" else mode_index))
-    metric = str(index.get("metric_type", "COSINE")).upper()
-    if metric not in ("COSINE", "IP"):
-        raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
-    index["metric_type"] = metric
-    return index, {"metric_type": metric, "params": {}, **dict(search_params or {})}
 
 
 class MilvusConnection:
@@ -134,10 +97,7 @@ class MilvusConnection:
         #: One lock for the connection and the graph cache built on it.
         self.lock = threading.RLock()
         self.dim: int | None = None
-        self._client: MilvusClient | None = None
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncMilvusClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.clients = MilvusClients(uri, self.connection_args, timeout, self.lock)
         self._strong_reads: set[Kind] = set()
         self._vector_stores: dict[Kind, Milvus] = {}
         #: ``"auto"``, ``"flat"`` or ``"hnsw"`` (:mod:`.indexes`); explicit index parameters: ``"flat"``.
@@ -154,42 +114,16 @@ class MilvusConnection:
     # ------------------------------------------------------------------ clients
     def resolved_args(self) -> dict[str, Any]:
         """The ``MilvusClient`` arguments (Milvus Lite's with its gRPC options)."""
-        args = dict(self.connection_args)
-        return lite_connection_args(args) if is_lite(str(args["uri"])) else args
+        return self.clients.resolved_args()
 
     @property
     def client(self) -> MilvusClient:
         """The synchronous ``MilvusClient`` (connects on first use)."""
-        if self._client is None:
-            with self.lock:
-                if self._client is None:
-                    for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
-                        logging.getLogger(name).addFilter(lite_filter)
-                    lite_path = self.resolved_args()["uri"] if is_lite(self.uri) else None
-                    running = lite_path is not None and lite_server_running(lite_path)
-                    self._client = self._connect(MilvusClient)
-                    if lite_path is not None:
-                        acquire_lite(lite_path, started=not running)
-        return self._client
-
-    def _connect(self, client_class: Any) -> Any:
-        try:
-            return client_class(**self.resolved_args(), timeout=self.timeout)
-        except Exception as exc:  # pymilvus raises several types here; all mean the same
-            raise StoreConnectionError(
-                f"cannot connect to Milvus at {self.uri!r}: {exc}. Check that the URI is a server "
-                "(http://host:19530), a Zilliz Cloud endpoint (https://..., with token=API key) or a "
-                "local Milvus Lite path ending in .db, and that the server is running"
-            ) from exc
+        return self.clients.client
 
     async def aclient(self) -> AsyncMilvusClient:
         """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._aclients.get(loop)
-        if client is None:
-            client = self._connect(AsyncMilvusClient)
-            self._aclients[loop] = client
-        return client
+        return await self.clients.aclient()
 
     def close(self) -> None:
         """Close the clients; stop Milvus Lite's server only if this package started it and nothing else uses it.
@@ -200,21 +134,15 @@ class MilvusConnection:
         store on the same ``.db`` keeps working.
         """
         with self.lock:
-            had_client = self._client is not None
-            own: list[object] = [*self._aclients.values()]
+            others: list[object] = []
             for vs in self._vector_stores.values():  # their clients are ours too
-                own.append(getattr(vs, "_async_milvus_client", None))
+                others.append(getattr(vs, "_async_milvus_client", None))
                 client = getattr(vs, "_milvus_client", None)
                 if client is not None:
                     client.close()
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-            self._aclients.clear()
             self._vector_stores.clear()
             self.dim = None
-            if had_client and is_lite(self.uri):
-                release_lite(self.resolved_args()["uri"], own)
+            self.clients.close(others)
 
     # ------------------------------------------------------------------ collections
     def exists(self) -> bool:
@@ -257,7 +185,7 @@ class MilvusConnection:
                     consistency_level=self.consistency_level,
                     timeout=self.timeout,
                     partition_key=partition_key,
-                    properties=self._creation_properties(kind, partition_key),
+                    properties=creation_properties(kind, partition_key),
                 )
             except Exception:
                 if not self.client.has_collection(name):
@@ -268,16 +196,6 @@ class MilvusConnection:
                 continue
             created.append(name)
         return created
-
-    @staticmethod
-    def _creation_properties(kind: Kind, partition_key: str | None) -> dict[str, str] | None:
-        """Properties a new collection is created with: the relation collection carries the store's identity."""
-        if kind != "relations":
-            return None
-        return {STORE_ID_KEY: uuid.uuid4().hex, **({TENANT_ROWS_KEY: "1"} if partition_key else {})}
-
-    def _set_properties(self, name: str, properties: dict[str, str]) -> None:
-        self.client.alter_collection_properties(name, properties=properties, timeout=self.timeout)
 
     def _ensure_index(self, name: str) -> None:
         """A collection of ours left without a vector index (a creation or re-index cut short) gets it back."""
@@ -301,15 +219,9 @@ class MilvusConnection:
         name = self.collection_name("relations")
         if not self.client.has_collection(name):
             return True
-        props = self.client.describe_collection(name).get("properties") or {}
-        known = self._tenant_rows = props.get(TENANT_ROWS_KEY) == "1"
+        known = self._tenant_rows = collection_properties(self.client, name).get(TENANT_ROWS_KEY) == "1"
         if not known:
-            logger.warning(
-                "collections under prefix %r were created by an earlier version: their entity and relation rows "
-                "are shared between tenants (one tenant's spelling, merges and deletes of a shared name show in "
-                "the others' views). Re-ingest into a new collection_prefix to keep them per tenant",
-                self.collection_prefix,
-            )
+            warn_shared_rows(self.collection_prefix)
         return known
 
     def check_open(self) -> int:
@@ -438,7 +350,7 @@ class MilvusConnection:
     # ------------------------------------------------------------------ generation counter
     def _properties(self) -> dict[str, Any]:
         self.check_open()
-        return dict(self.client.describe_collection(self.collection_name("relations")).get("properties") or {})
+        return collection_properties(self.client, self.collection_name("relations"))
 
     def generation(self) -> int:
         """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
@@ -457,9 +369,7 @@ class MilvusConnection:
         store_id = props.get(STORE_ID_KEY)
         if not store_id:
             with self.lock:
-                name = self.collection_name("relations")
-                self._set_properties(name, {STORE_ID_KEY: uuid.uuid4().hex})
-                props = dict(self.client.describe_collection(name).get("properties") or {})
+                props = assign_store_id(self.client, self.collection_name("relations"), self.timeout)
                 store_id = props[STORE_ID_KEY]
         return str(store_id), int(props.get(GENERATION_KEY, 0))
 

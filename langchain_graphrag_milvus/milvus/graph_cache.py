@@ -5,7 +5,8 @@ of one store, with what derives from it: entity names, tenant views and a cached
 linker. Writers change it only through its API: :meth:`GraphCache.apply` folds a typed
 :class:`GraphDelta` in, :meth:`GraphCache.replace` swaps in a graph computed by a removal,
 :meth:`GraphCache.persist` ends a write (generation bump, save under ``graph_path``).
-The linker's type is not known here: the store passes a factory (names → linker).
+The linker's type is not known here: the store passes a factory (names → linker). The rows of a
+rebuild are read by :mod:`.graph_read`, the index saved under ``graph_path`` is :mod:`.graph_saved`.
 """
 
 from __future__ import annotations
@@ -14,18 +15,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-import numpy as np
-
-from langchain_graphrag_milvus.errors import CorruptIndexError, GraphPathError, StaleIndexError
-from langchain_graphrag_milvus.graph import GraphIndex, GraphView, persist
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
-from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows
+from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
+from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.text.name_table import NameTable
@@ -37,7 +34,6 @@ logger = logging.getLogger("langchain_graphrag_milvus")
 
 LinkerT = TypeVar("LinkerT")
 _MAX_VIEWS = 64
-_NAMES = "names_"  # the saved index's extra arrays that hold the entity names (:class:`NameTable`)
 #: Key ranges a rebuild reads at once from a Milvus server (measured: ``benchmarks/bench_bulk_load.py``).
 REBUILD_PARALLEL = 4
 
@@ -177,46 +173,14 @@ class GraphCache(Generic[LinkerT]):
         path = self.graph_path
         if path is None or not path.exists() or (path.is_dir() and not any(path.iterdir())):
             return self._read_graph()
-        # the fingerprint's Milvus round trips (≈0.2 s) overlap reading the files (≈0.4 s at 1.8M relations)
-        damage: persist.IndexFileError | None = None
-        graph: GraphIndex | None = None
-        table: NameTable | None = None
-        names: dict[str, str] | None = None
         self.connection.check_open()  # connects under the lock we hold, so the fingerprint's thread never waits for it
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-fingerprint") as pool:
-            asked = pool.submit(self.fingerprint)
-            try:
-                saved = persist.read_manifest(path).get("fingerprint")
-            except persist.IndexFileError as exc:
-                saved, damage = None, exc
-            else:
-                try:
-                    graph, table = GraphIndex.load(path), self._saved_names(path)
-                    names = table.names() if table is not None else None
-                except persist.IndexFileError as exc:
-                    damage = exc
-            current = asked.result()
-        if graph is not None and damage is None and saved == current:
-            if table is not None and names is not None:
-                self._entity_names, self._names_table = names, (names, table)
-            self._seen_generation = int(current["generation"])
-            return graph
-        # another store's index (same prefix elsewhere, or copied with valid checksums); indexes saved before
-        # store ids existed have none: they differ from the current fingerprint and are rebuilt once as stale
-        if isinstance(saved, dict) and saved.get("store_id", current["store_id"]) != current["store_id"]:
-            problem = f"was saved by another store (id {saved.get('store_id')!r}; this one is {current['store_id']!r})"
-            error = StaleIndexError
-        elif damage is None or (saved is not None and saved != current):  # stale first, as without the overlap
-            problem, error = f"was built from {saved} but Milvus now holds {current}", StaleIndexError
-        else:
-            problem, error = f"is damaged ({damage})", CorruptIndexError
-        if self.on_stale == "error":
-            raise error(
-                f"the graph index saved in graph_path={str(path)!r} {problem}; delete it or open the store "
-                "with on_stale='rebuild'"
-            )
-        logger.warning("the graph index saved in graph_path=%r %s; rebuilding it from Milvus", str(path), problem)
-        return self._read_graph()
+        saved = load_saved(path, self.fingerprint, self.on_stale)
+        if saved is None:
+            return self._read_graph()
+        if saved.table is not None and saved.names is not None:
+            self._entity_names, self._names_table = saved.names, (saved.names, saved.table)
+        self._seen_generation = int(saved.fingerprint["generation"])
+        return saved.graph
 
     def _read_graph(self) -> GraphIndex:
         # the generation is read *before* the rows: a change made meanwhile makes the result stale
@@ -228,51 +192,18 @@ class GraphCache(Generic[LinkerT]):
             generation = self.connection.generation()
         self._seen_generation = generation
         rows = read_graph_rows(self.reads, self.rebuild_parallel)
-        graph = GraphIndex.from_relations(
-            relation_keys=np.array(rows.relation_keys, np.uint64),
-            subject_keys=np.array(rows.subject_keys, np.uint64),
-            object_keys=np.array(rows.object_keys, np.uint64),
-            passage_ids=rows.passage_ids,
-            synonym_pairs=(np.array(rows.synonyms[0], np.uint64), np.array(rows.synonyms[1], np.uint64)),
-        )
-        names = rows.names
-        self._entity_names = names  # read anyway: the offline linker needs them
+        graph = rows.to_graph()
+        self._entity_names = rows.names  # read anyway: the offline linker needs them
         if fingerprint is not None:
             self._save(graph, fingerprint)
         return graph
 
     def _save(self, graph: GraphIndex, fingerprint: dict[str, Any]) -> None:
-        """Save the index under ``graph_path``; a failure is a warning (the index is derived data).
-
-        So is a path that stopped being ours after construction (someone put files in it):
-        ``persist.save`` refuses it before writing anything (:class:`GraphPathError`), the
-        files stay, and the store keeps working without a saved index.
-        """
+        """Save the index and the names under ``graph_path`` (:func:`.graph_saved.save_index`: failures warn)."""
         assert self.graph_path is not None
         names = self._entity_names
-        extra = None
-        if names is not None:  # saved with the index: a process opening it reads no name from Milvus
-            table = self._name_table(names)
-            table.linker_names().index()  # the fuzzy index too: an opened index does not build it on a query
-            extra = {_NAMES + k: v for k, v in table.arrays().items()}
-        try:
-            persist.save(graph, self.graph_path, fingerprint=fingerprint, extra=extra)
-        except (OSError, GraphPathError) as exc:
-            logger.warning("cannot save the graph index to graph_path=%r (%s)", str(self.graph_path), exc)
-
-    @staticmethod
-    def _saved_names(path: Path) -> NameTable | None:
-        """The entity names and linker keys saved with the index (damaged: ``IndexFileError``).
-
-        None for an index saved before names were: they are read from Milvus when needed.
-        """
-        saved = {k[len(_NAMES) :]: v for k, v in persist.load_extra(path, check=False).items() if k.startswith(_NAMES)}
-        if not saved:
-            return None
-        try:
-            return NameTable.from_arrays(saved)
-        except ValueError as exc:
-            raise persist.IndexFileError(f"the entity names saved in {path} are damaged: {exc}") from None
+        table = self._name_table(names) if names is not None else None
+        save_index(graph, self.graph_path, fingerprint, table)
 
     def _name_table(self, names: dict[str, str]) -> NameTable:
         """The name table of ``names`` (kept; rows of the previous table are reused for unchanged names)."""
@@ -435,11 +366,7 @@ class GraphCache(Generic[LinkerT]):
         if cached is not None and cached[0] is graph:
             return cached
         field = self.connection.partition_key_field if self.connection.tenant_rows() else None
-        matched = self.reads.matching_passage_values(graph.passages.ids, filter_expr, field)
-        found = graph.passages.find([pid for pid, _ in matched])
-        view = graph.view(found[found >= 0])
-        if field is not None:  # entities are per tenant: the view's names resolve among its tenants' ids
-            view.cache["tenants"] = tuple(sorted({v for _, v in matched if isinstance(v, str)}))
+        view = read_view(self.reads, graph, filter_expr, field)
         with self._lock:
             if len(self._views) >= _MAX_VIEWS:
                 self._views.pop(next(iter(self._views)))

@@ -6,7 +6,7 @@ relations). Entity and relation keys are 16 lowercase hex digits, so the key spa
 into ranges on the first digit (``pk < "4"``, ``"4" <= pk < "8"`` ...: the first and last
 range are open, so every string falls in exactly one). Each range is read by its own
 ``query_iterator`` on a small thread pool; the rows come back in the order of the ranges.
-The bounds are written through :mod:`.expr`.
+The bounds are written through :mod:`.expr`. A tenant view's passages are read here too (:func:`read_view`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
+import numpy as np
+
+from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.text.names import id_to_key
 
-__all__ = ["GraphRows", "key_ranges", "read_graph_rows"]
+__all__ = ["GraphRows", "key_ranges", "read_graph_rows", "read_view"]
 
 _HEX = "0123456789abcdef"
 T = TypeVar("T")
@@ -50,6 +53,16 @@ class GraphRows:
     passage_ids: list[list[str]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     synonyms: tuple[list[int], list[int]] = field(default_factory=lambda: ([], []))
+
+    def to_graph(self) -> GraphIndex:
+        """The graph index of these rows (the names are not part of it)."""
+        return GraphIndex.from_relations(
+            relation_keys=np.array(self.relation_keys, np.uint64),
+            subject_keys=np.array(self.subject_keys, np.uint64),
+            object_keys=np.array(self.object_keys, np.uint64),
+            passage_ids=self.passage_ids,
+            synonym_pairs=(np.array(self.synonyms[0], np.uint64), np.array(self.synonyms[1], np.uint64)),
+        )
 
 
 def _relations(reads: MilvusReads, where: str | None) -> GraphRows:
@@ -98,3 +111,17 @@ def read_graph_rows(reads: MilvusReads, parallel: int = 1) -> GraphRows:
         out.synonyms[0].extend(part.synonyms[0])
         out.synonyms[1].extend(part.synonyms[1])
     return out
+
+
+def read_view(reads: MilvusReads, graph: GraphIndex, filter_expr: str, field: str | None) -> GraphView:
+    """The part of ``graph`` whose passages match ``filter_expr`` (their ids read with ``"Strong"`` consistency).
+
+    With ``field`` (the partition key of a store with per-tenant rows), ``view.cache["tenants"]``
+    holds the tenants of its passages, sorted: the view's names resolve among their ids.
+    """
+    matched = reads.matching_passage_values(graph.passages.ids, filter_expr, field)
+    found = graph.passages.find([pid for pid, _ in matched])
+    view = graph.view(found[found >= 0])
+    if field is not None:
+        view.cache["tenants"] = tuple(sorted({v for _, v in matched if isinstance(v, str)}))
+    return view

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from langchain_graphrag_milvus.milvus.schema import DEFAULT_INDEX_PARAMS
+
 __all__ = [
     "IndexMode",
     "INDEX_MODES",
@@ -12,6 +14,7 @@ __all__ = [
     "HNSW_PARAMS",
     "EF_SEARCH",
     "creation_index",
+    "index_and_search_params",
     "search_params_for",
 ]
 
@@ -33,6 +36,27 @@ def creation_index(mode: str, metric: str) -> dict[str, Any]:
     if mode == "hnsw":
         return {"index_type": "HNSW", "metric_type": metric, "params": dict(HNSW_PARAMS)}
     return {"index_type": "FLAT", "metric_type": metric, "params": {}}
+
+
+def index_and_search_params(
+    index_params: Mapping[str, Any] | None, search_params: Mapping[str, Any] | None, index_mode: str = "flat"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The index parameters of new collections and the search parameters, with one metric.
+
+    Default: exact ``FLAT``/``COSINE`` search; ``index_mode="hnsw"``: HNSW
+    (:mod:`.indexes`). Explicit ``index_params`` win over the mode.
+
+    Raises:
+        ValueError: The metric is not ``COSINE`` or ``IP`` (scores must be similarities), or
+            the index mode is unknown.
+    """
+    mode_index = creation_index(index_mode, "COSINE")
+    index = dict(index_params or (DEFAULT_INDEX_PARAMS if index_mode != "hnsw" else mode_index))
+    metric = str(index.get("metric_type", "COSINE")).upper()
+    if metric not in ("COSINE", "IP"):
+        raise ValueError(f"metric_type must be COSINE or IP (similarities), not {metric!r}")
+    index["metric_type"] = metric
+    return index, {"metric_type": metric, "params": {}, **dict(search_params or {})}
 
 
 def search_params_for(base: Mapping[str, Any], index_type: str, limit: int) -> dict[str, Any]:
