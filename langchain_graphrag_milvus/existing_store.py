@@ -86,6 +86,7 @@ class ExistingCollectionGraphStore(MilvusGraphStore):
             expr.field_name(vector_field) if vector_field else None,
             [expr.field_name(f) for f in metadata_fields] if metadata_fields is not None else None,
         )
+        kwargs.setdefault("graph_path", None)  # not saved unless asked: the passages are the collection owner's
         super().__init__(embedding, collection_prefix=collection_prefix or f"{collection_name}_graph", **kwargs)
 
     def _open_connection(self, **settings: Any) -> ExistingCollectionConnection:
