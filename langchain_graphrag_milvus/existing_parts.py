@@ -76,6 +76,7 @@ class ExistingCollectionParts:
             [expr.field_name(f) for f in metadata_fields] if metadata_fields is not None else None,
         )
         prefix = collection_prefix or f"{collection_name}_graph"
+        kwargs.setdefault("graph_path", None)  # not saved unless asked: the passages are the collection owner's
         super().__init__(embedding, collection_prefix=prefix, **kwargs)  # type: ignore[call-arg]
 
     def _open_connection(self, **settings: Any) -> ExistingCollectionConnection:

@@ -23,6 +23,7 @@ from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
+from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.milvus.writes import StoreParts
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
@@ -42,9 +43,8 @@ class MilvusGraphStore:
     """Entities, relations and passages in Milvus, plus the sparse graph over them.
 
     Nothing is contacted at construction; the first call that needs Milvus connects.
-    The graph index is built from the relation collection on first use (or updated in
-    place by ingestion), so a new process that opens the same URI and prefix retrieves
-    the same results without re-ingesting.
+    The graph index is built from the relation collection on first use (or loaded from
+    ``graph_path``): a new process on the same URI and prefix needs no re-ingest.
 
     Setup:
         .. code-block:: bash
@@ -82,8 +82,7 @@ class MilvusGraphStore:
         uri: A Milvus Lite path ending in ``.db`` (a directory is created there), a
             server URI such as ``http://localhost:19530``, or a Zilliz Cloud endpoint.
         token: ``"user:password"`` or a Zilliz Cloud API key.
-        collection_prefix: Collections are ``{prefix}_entities``, ``_relations``,
-            ``_passages``.
+        collection_prefix: Collections are ``{prefix}_entities``, ``_relations``, ``_passages``.
         connection_args: Extra ``MilvusClient`` arguments (``db_name``, ``secure``...).
         index_params: Vector index of new collections; default exact ``FLAT``/``COSINE``.
             The metric must be ``COSINE`` or ``IP`` (scores are similarities).
@@ -91,8 +90,8 @@ class MilvusGraphStore:
         index: ``"flat"`` (default): always exact; ``"auto"``: exact FLAT, switched to HNSW on a
             Milvus server once an ingest leaves a collection with 100,000 rows or more (the
             collection cannot be searched while the index builds); ``"hnsw"``: HNSW from
-            creation. Explicit ``index_params`` win. HNSW answers are
-            approximate: measure with :meth:`index_recall`; see :mod:`~langchain_graphrag_milvus.milvus.indexes`.
+            creation. Explicit ``index_params`` win. HNSW answers are approximate: measure with
+            :meth:`index_recall`; see :mod:`~langchain_graphrag_milvus.milvus.indexes`.
         consistency_level: Of searches and reads (and of new collections). ``"Session"``
             (default): this process sees its own writes at once and searches stay fast
             (~1 ms on a server instead of ~200 ms for ``"Strong"``); data written by other
@@ -104,10 +103,10 @@ class MilvusGraphStore:
             (``tenant == "a"``) only touch that tenant's partitions.
         batch_size: Texts per embedding call and rows per insert.
         timeout: Seconds allowed for each Milvus call (and for connecting).
-        graph_path: A directory where the graph index is saved after every change and
-            loaded from on open (instead of reading all relations from Milvus). It records
-            a fingerprint of the data and the store's id; a stale or foreign one is rebuilt. It must
-            be missing, empty or an index saved here, apart from the Lite database (else ``GraphPathError``).
+        graph_path: A folder where the graph index is saved after every change and loaded on
+            open (a stale or foreign one is rebuilt); missing, empty or an index saved here (else
+            ``GraphPathError``). ``"auto"``: beside a Lite ``x.db`` in ``x.db.graphs/``, not on a
+            server (:mod:`~.milvus.saved_graph`); ``None``: never saved.
         on_stale: ``"rebuild"`` (default) or ``"error"``: raise
             :class:`~langchain_graphrag_milvus.errors.StaleIndexError` when the saved index
             does not match Milvus (:class:`~langchain_graphrag_milvus.errors.CorruptIndexError`
@@ -157,7 +156,7 @@ class MilvusGraphStore:
         partition_key_field: str | None = None,
         batch_size: int = 256,
         timeout: float | None = 60.0,
-        graph_path: str | os.PathLike[str] | None = None,
+        graph_path: str | os.PathLike[str] | None = "auto",
         on_stale: Literal["rebuild", "error"] = "rebuild",
         refresh_interval: float | None = 1.0,
         extractor: Runnable[str, Any] | Literal["offline"] | None = None,
@@ -199,7 +198,7 @@ class MilvusGraphStore:
             self._connection,
             self._reads,
             graph_linker(lambda: self._graph_cache.current()),
-            graph_path=graph_path,
+            graph_path=resolve_graph_path(graph_path, uri, collection_prefix),
             on_stale=on_stale,
             refresh_interval=refresh_interval,
         )
@@ -271,16 +270,17 @@ class MilvusGraphStore:
     def close(self) -> None:
         """Close the clients; with Milvus Lite, stop its embedded server if nothing else uses it.
 
-        It can be used again (it reconnects). The server stops when the last store on that path
-        closes, if one of them started it and no other client (a ``langchain_milvus.Milvus``) uses it.
+        It reconnects if used again. The server stops when the last store on that path closes,
+        if a store started it and no other client (e.g. ``langchain_milvus.Milvus``) uses it.
         """
         self._connection.close()
 
     def drop(self) -> None:
-        """Drop this store's collections, forget the graph (irreversible; a foreign one: ``ForeignCollectionError``)."""
+        """Drop the collections and the saved graph index (irreversible; foreign: ``ForeignCollectionError``)."""
         with self._connection.lock:
             self._connection.drop()
             self._graph_cache.forget()
+            drop_saved_graph(self.graph_path)
 
     def vector_store(self, kind: Kind) -> Milvus:
         """The collection as a ``langchain_milvus.Milvus`` vector store."""

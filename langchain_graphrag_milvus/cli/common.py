@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
 __all__ = [
+    "cli_graph_path",
+    "explicit_graph_path",
     "DEFAULT_URI",
     "add_store_arguments",
     "make_embeddings",
@@ -54,7 +56,24 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
         help="local all-MiniLM-L6-v2 (default, offline) or OpenAI text-embedding-3-small; "
         "use the same one for ingest and query",
     )
-    group.add_argument("--graph-path", help="save the graph index in this folder (loaded on the next run)")
+    group.add_argument(
+        "--graph-path",
+        help="save the graph index in this folder, loaded on the next run (default: beside a Milvus Lite store, "
+        "in NAME.db.graphs/PREFIX; 'none': not saved)",
+    )
+
+
+def cli_graph_path(value: str | None) -> str | None:
+    """What ``--graph-path`` gives the store: the folder, ``"auto"`` when not given, None for ``none``."""
+    if value is None:
+        return "auto"
+    return None if value.strip().lower() == "none" else value
+
+
+def explicit_graph_path(value: str | None) -> str | None:
+    """The folder ``--graph-path`` names (None: not given, or ``none``)."""
+    path = cli_graph_path(value)
+    return None if path == "auto" else path
 
 
 def make_embeddings(name: str) -> Embeddings:
@@ -128,14 +147,14 @@ def open_store(
     from langchain_graphrag_milvus.cli.discovery import check_graph_path
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
-    check_graph_path(args.graph_path)
+    check_graph_path(explicit_graph_path(args.graph_path))
 
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
         uri=args.uri,
         token=args.token,
         collection_prefix=args.prefix,
-        graph_path=args.graph_path,
+        graph_path=cli_graph_path(args.graph_path),
         extractor=extractor,
         consistency_level="Strong" if reader else "Session",
         partition_key_field=partition_key_field,

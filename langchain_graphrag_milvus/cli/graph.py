@@ -72,7 +72,7 @@ def _stats(args: argparse.Namespace) -> dict[str, Any]:
                 "relations": graph.n_relations,
                 "passages_linked": graph.n_passages,
                 "bytes": graph.nbytes,
-                "saved_at": args.graph_path,
+                "saved_at": str(store.graph_path) if store.graph_path else None,
             },
         }
     finally:

@@ -22,7 +22,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, log, make_extractor, show_progress
+from langchain_graphrag_milvus.cli.common import (
+    add_store_arguments,
+    explicit_graph_path,
+    log,
+    make_extractor,
+    show_progress,
+)
 from langchain_graphrag_milvus.cli.output import emit, terminal_json
 from langchain_graphrag_milvus.cli.summary import IngestSummary
 from langchain_graphrag_milvus.cli.triplet_cache import add_cache_arguments
@@ -56,12 +62,14 @@ def run(args: argparse.Namespace) -> int:
     from langchain_graphrag_milvus.cli.triplet_cache import extraction_cache_path
     from langchain_graphrag_milvus.ingest.loaders import ChunkSettings
     from langchain_graphrag_milvus.milvus.lite import is_lite
+    from langchain_graphrag_milvus.milvus.saved_graph import lite_graphs_dir
 
     started = time.perf_counter()
     settings = ChunkSettings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
-    check_graph_path(args.graph_path, args.paths)
+    check_graph_path(explicit_graph_path(args.graph_path), args.paths)
     existing, roots = _roots(args.paths, args.sync)
-    own = [args.uri] if is_lite(args.uri) else []  # a Lite store inside a root is not read as documents
+    # a Lite store and its saved graph indexes inside a root are not read as documents
+    own = [args.uri, *(p for p in [lite_graphs_dir(args.uri)] if p)] if is_lite(args.uri) else []
     found = find_files(existing, include=args.include or None, exclude=args.exclude or (), own=own)
     summary = IngestSummary(files_found=len(found.files), skipped=list(found.skipped), tenant=args.tenant)
     summary.outside_links = found.outside

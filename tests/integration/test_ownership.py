@@ -111,7 +111,11 @@ def test_an_index_saved_by_a_namesake_store_is_rebuilt_or_refused(make_store, tm
     a.add_records(records("a"))
     assert names(a) == {"Alice Archer", "Bob Baker", "Carol Cole"}
     saved_id = persist.read_manifest(graph_path)["fingerprint"]["store_id"]
+    kept = tmp_path / "kept-index"  # drop() removes a's saved index: a copy of it is put back in its place
+    shutil.copytree(graph_path, kept)
     a.drop()  # the same prefix now holds customer b's store: same shape, same generation, same counts
+    assert not graph_path.exists()
+    shutil.copytree(kept, graph_path)
     b = make_store(LexicalEmbeddings(), prefix=prefix)
     b.add_records(records("b"))
     saved = persist.read_manifest(graph_path)["fingerprint"]

@@ -275,7 +275,10 @@ async def test_a_tenant_sees_its_own_rows_whatever_the_others_do(make_store, ret
 
     def fresh(store: MilvusGraphStore) -> MilvusGraphStore:
         # a fresh reader: equal scores are ordered by graph position, which follows a writer's own history
-        return make_store(LexicalEmbeddings(), prefix=store.collection_prefix, partition_key_field="tenant")
+        # (so does a saved index): the reader rebuilds the graph from Milvus
+        return make_store(
+            LexicalEmbeddings(), prefix=store.collection_prefix, partition_key_field="tenant", graph_path=None
+        )
 
     expected = await _tenant_a_sees(fresh(a_only), retrieve)
     entities, relations = expected[0]
