@@ -3,7 +3,9 @@
 ``--extractor given`` uses the triplets in the passages file (musique100 has GPT-3.5 ones;
 hotpotqa100 has none, which is an error); ``offline`` strips them and extracts from the raw
 text with spaCy (:mod:`langchain_graphrag_milvus.ingest.offline`); ``llm`` does the same
-with an OpenAI chat model (needs ``OPENAI_API_KEY``). Extractions are cached on disk
+with an OpenAI chat model (needs ``OPENAI_API_KEY``). ``--supplement offline_links`` adds
+spaCy's title ↔ mention links to those triplets (``offline``: all spaCy triplets; see
+:mod:`langchain_graphrag_milvus.ingest.supplement`). Extractions are cached on disk
 (``<cache-dir>/triplets.sqlite``), so a re-run parses nothing; each (model, file,
 extractor) gets its own collection prefix, so a re-run also ingests nothing.
 """
@@ -132,6 +134,7 @@ def run_data_set(
     extractor_kind: str,
     extractor: Runnable[Any, Any] | None,
     cache_dir: Path,
+    supplement: str | None = None,
     uri: str,
     token: str | None,
     prefix: str | None,
@@ -143,6 +146,8 @@ def run_data_set(
 ) -> tuple[Any, dict[str, Any]]:
     """Build (or reopen) the graph of one data set with one extractor, and evaluate it.
 
+    ``supplement`` (``"offline_links"``, ``"offline"``): the store's
+    :mod:`~langchain_graphrag_milvus.ingest.supplement`, added to the triplets of every passage.
     With ``index_mode`` other than ``"flat"``, the store's vector index may be approximate:
     recall@10 of its relation and passage searches against exact search, over the
     questions, goes into the statistics (``vector_index``) and the printed index line.
@@ -163,6 +168,8 @@ def run_data_set(
     tag = f"v{SCHEMA_VERSION}_{model.replace('-', '_').lower()}_{file_tag}"
     if extractor_kind != "given":
         tag += f"_{extractor_kind}_{_tag(name)}"
+    if supplement:
+        tag += f"_{supplement}"
     if index_mode != "flat":
         tag += f"_{index_mode}"
     questions = load_questions(data.questions, limit=limit)
@@ -179,9 +186,11 @@ def run_data_set(
         extractor=extractor,
         extraction_cache=cache_dir / "triplets.sqlite",
         index=index_mode,
+        supplement=supplement,  # type: ignore[arg-type]
     )
     try:
-        log(f"[{data.name}] ingesting {data.passages} ({extractor_kind} triplets) into {uri}, prefix {prefix} ...")
+        kind = extractor_kind + (f"+{supplement}" if supplement else "")
+        log(f"[{data.name}] ingesting {data.passages} ({kind} triplets) into {uri}, prefix {prefix} ...")
         records = _raw_records(data.passages) if extractor is not None else None
         if subset is not None:
             report = store.add_records(subset, show_progress=progress)
@@ -207,6 +216,7 @@ def run_data_set(
             "dataset": data.name,
             "embeddings": model,
             "extractor": extractor_kind,
+            "supplement": supplement,
             "uri": uri,
             "prefix": prefix,
             "questions": len(questions),
