@@ -5,8 +5,8 @@ come from the file, the offline ones from the extraction cache, parsing only on 
 
 * passages with no triplet, and passages whose title is no entity of their own triplets
   (no title link: a question naming the passage's subject cannot reach it through the graph);
-* how many of a passage's named entities (spaCy NER, from the offline rules' ``mentions``)
-  are entities of its triplets;
+* how many of a passage's named entities (spaCy NER: the offline rules' ``mentions``) are
+  entities of its triplets;
 * per dev question, the names the offline linker finds in it (over each graph's entity
   names) and how many gold passages hold one of them.
 
@@ -28,7 +28,8 @@ from langchain_graphrag_milvus.cli.evaluation import load_questions  # noqa: E40
 from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE  # noqa: E402
 from langchain_graphrag_milvus.ingest.extract import TripletCache, extract_texts  # noqa: E402
 from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor  # noqa: E402
-from langchain_graphrag_milvus.ingest.records import iter_jsonl  # noqa: E402
+from langchain_graphrag_milvus.ingest.records import Triplet, iter_jsonl  # noqa: E402
+from langchain_graphrag_milvus.ingest.supplement import merge_supplement  # noqa: E402
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker  # noqa: E402
 from langchain_graphrag_milvus.text.names import clean_text, entity_key  # noqa: E402
 
@@ -51,18 +52,21 @@ def main(argv: list[str] | None = None) -> int:
     rows = [row for _, row in iter_jsonl(DATA / "passages.jsonl")]
     cache = TripletCache(args.cache_dir / "triplets.sqlite")
     texts = [f"{r['title']}\n{r['text']}" for r in rows]
-    offline = extract_texts(
-        texts, create_offline_triplet_extractor(), cache, max_concurrency=1, titles=[r["title"] for r in rows]
+    titles_ = [r["title"] for r in rows]
+    offline = extract_texts(texts, create_offline_triplet_extractor(), cache, max_concurrency=1, titles=titles_)
+    links = extract_texts(
+        texts, create_offline_triplet_extractor(links_only=True), cache, max_concurrency=1, titles=titles_
     )
+    given = [[Triplet(*map(clean_text, map(str, t))) for t in r["triplets"] if len(t) == 3] for r in rows]
     graphs = {
-        "given": [[t for t in r["triplets"] if len(t) == 3] for r in rows],
-        "offline": [list(o[0] or []) for o in offline],
+        "given (GPT-3.5)": given,
+        "offline (spaCy)": [list(o[0] or []) for o in offline],
+        "given+offline_links": [
+            merge_supplement(g, [Triplet(*t) for t in (lk[0] or [])]) for g, lk in zip(given, links)
+        ],
     }
-    graphs["given+links"] = [
-        g + [t for t in o if t[1] == "mentions"] for g, o in zip(graphs["given"], graphs["offline"])
-    ]
-    titles = [entity_key(r["title"]) for r in rows]
-    mentions = [{entity_key(t[2]) for t in o if t[1] == "mentions"} | _ents(o) for o in graphs["offline"]]
+    titles = [entity_key(t) for t in titles_]
+    mentions = [{entity_key(t[2]) for t in (lk[0] or [])} for lk in links]
     questions = load_questions(DATA / "questions_dev.jsonl")
     index = {str(r["id"]): i for i, r in enumerate(rows)}
     print("| measure | " + " | ".join(graphs) + " |")  # noqa: T201
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             _pct(sum(not t for t in per), n),
             _pct(sum(titles[i] not in ents[i] for i in range(n)), n),
             _pct(sum(titles[i] not in ents[i] for i in gold_idx), len(gold_idx)),
-            f"{statistics.mean(len(ents[i] & mentions[i]) / max(1, len(mentions[i])) for i in range(n)):.2f}",
+            f"{statistics.mean(len(ents[i] & mentions[i]) / len(mentions[i]) for i in range(n) if mentions[i]):.2f}",
             f"{statistics.mean(linked):.1f}",
             _pct(no_link_q, len(questions)),
             _pct(gold_reached, gold_total),

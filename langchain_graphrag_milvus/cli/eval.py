@@ -199,7 +199,7 @@ def run_data_set(
         else:
             report = store.add_jsonl(data.passages, show_progress=progress)
         log(f"  {report}")
-        index = _index_stats(report, extractor, extractor_kind, name)
+        index = _index_stats(report, extractor, kind, name)
         if index_mode != "flat":
             index["vector_index"] = store.index_recall([q.question for q in questions], k=10)
         log(f"[{data.name}] evaluating {len(questions)} questions with {model} embeddings ...")
@@ -242,6 +242,7 @@ def _index_stats(report: Any, extractor: Any, kind: str, name: str) -> dict[str,
         "extraction_calls": report.extraction_calls,
         "extraction_cached": report.extraction_cached,
         "extraction_failures": report.extraction_failures,
+        "triplets_supplemented": report.triplets_supplemented,
         "input_tokens": report.input_tokens,
         "output_tokens": report.output_tokens,
     }
@@ -260,9 +261,11 @@ def index_line(index: dict[str, Any]) -> str:
         f"added in {index['index_seconds']}s, {index['relations_added']} relations, "
         f"{index['entities_added']} entities"
     )
+    if index.get("triplets_supplemented"):
+        text += f" ({index['triplets_supplemented']} triplets added by the supplement)"
     for kind, measured in index.get("vector_index", {}).items():
         text += f"; {kind} index {measured['index']}: recall@{measured['k']} {measured['recall']:.3f} vs exact"
-    if index["extractor"] == "given":
+    if index["extractor"].partition("+")[0] == "given":
         return text
     text += f"; extraction: {index['extraction_calls']} passages extracted, {index['extraction_cached']} from cache"
     if "extraction_passages_per_s" in index:

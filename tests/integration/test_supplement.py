@@ -70,3 +70,24 @@ def test_supplement_after_an_extractor_and_a_failing_supplement_is_retried(make_
     assert _relations(store) == {("Euler", "was born in", "Basel"), ("Euler", "mentions", "Riehen")}
     own = [Triplet("Euler", "was born in", "Basel")]
     assert merge_supplement(own, [Triplet("Euler", "mentions", "Basel")]) == own
+
+
+def test_eval_cli_supplement(tmp_path, capsys) -> None:
+    pytest.importorskip("spacy", reason="the offline extra is not installed")
+    import json
+
+    from langchain_graphrag_milvus.cli.main import main
+
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _records()), encoding="utf-8")
+    question = {"id": "q", "question": NANO_QUESTION, "hops": 2, "gold_passage_ids": ["nano-3", "nano-2"]}
+    (tmp_path / "questions_dev.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
+    common = ["--dataset", str(tmp_path), "--embeddings", "fake", "--cache-dir", str(tmp_path / "c"), "--no-progress"]
+    out_json = tmp_path / "out.json"
+    assert main(["eval", *common, "--supplement", "offline_links", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "given+offline_links triplets" in out and "triplets added by the supplement" in out
+    config = json.loads(out_json.read_text())["config"]
+    assert config["supplement"] == "offline_links" and config["index"]["triplets_supplemented"] > 0
+    assert main(["eval", *common]) == 0  # without: another prefix, the given triplets alone
+    out = capsys.readouterr().out
+    assert "added by the supplement" not in out and "given triplets (given); 4 passages added" in out
