@@ -6,6 +6,7 @@ and the k-fold cross-validated lift (constants chosen on k-1 folds, scored on th
 
     .venv/bin/python benchmarks/cv_ranking.py                       # all sets it can build
     .venv/bin/python benchmarks/cv_ranking.py --sets musique:given  # one
+    .venv/bin/python benchmarks/cv_ranking.py --sets musique100:given+offline_links  # given triplets + a supplement
 
 Every retrieval input that needs Milvus (the query's embedding, entity hits, the full
 similarity order of relations and passages; exact FLAT search) is gathered once per
