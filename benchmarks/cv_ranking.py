@@ -6,6 +6,7 @@ and the k-fold cross-validated lift (constants chosen on k-1 folds, scored on th
 
     .venv/bin/python benchmarks/cv_ranking.py                       # all sets it can build
     .venv/bin/python benchmarks/cv_ranking.py --sets musique:given  # one
+    .venv/bin/python benchmarks/cv_ranking.py --sets musique100:given+offline_links  # given triplets + a supplement
 
 Every retrieval input that needs Milvus (the query's embedding, entity hits, the full
 similarity order of relations and passages; exact FLAT search) is gathered once per
@@ -101,13 +102,21 @@ def open_store(dataset: str, source: str, cache: Path, embed_cache: Path) -> Mil
     """The store of one data set × graph source (ingested once; embeddings and extractions cached)."""
     embedding, _ = _embeddings("local", embed_cache)
     path = DATA / dataset / "passages.jsonl"
-    prefix = f"cv_{dataset.removesuffix('100')}_{source}"  # ingestion is idempotent: a changed file is upserted
+    source, _, supplement = source.partition("+")  # "given+offline_links": given triplets and a supplement
+    tag = f"{source}_{supplement}" if supplement else source
+    prefix = f"cv_{dataset.removesuffix('100')}_{tag}"  # ingestion is idempotent: a changed file is upserted
     # one Milvus Lite data directory per offline set: a Lite directory admits one process,
     # and separate directories let the sets be built in parallel
-    uri = str(cache / ("cv_milvus.db" if source == "given" else f"cv_{dataset}_{source}.db"))
+    uri = str(cache / ("cv_milvus.db" if tag == "given" else f"cv_{dataset}_{tag}.db"))
     started = time.perf_counter()
     if source == "given":
-        store = MilvusGraphStore(embedding, uri=uri, collection_prefix=prefix)
+        store = MilvusGraphStore(
+            embedding,
+            uri=uri,
+            collection_prefix=prefix,
+            supplement=supplement or None,  # type: ignore[arg-type]
+            extraction_cache=embed_cache / "triplets.sqlite",
+        )
         report = store.add_jsonl(path)
     else:
         from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
@@ -447,7 +456,12 @@ def compare(sets: dict[str, dict[str, Any]], variants: list[Variant], options: l
 def main(argv: list[str] | None = None) -> int:
     """Run the cross-validation and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", help="dataset:source pairs (default: all that can be built here)")
+    parser.add_argument(
+        "--sets",
+        nargs="*",
+        help="dataset:source pairs (default: all that can be built here); a source is given or offline, "
+        "optionally +offline_links or +offline (a supplement, ingest/supplement.py): musique100:given+offline_links",
+    )
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--full-grid", action="store_true", help="also 20 relation seeds and two chained picks")
     parser.add_argument(

@@ -18,6 +18,7 @@ from langchain_graphrag_milvus.ingest.context import IngestContext, check_write_
 from langchain_graphrag_milvus.ingest.offline import resolve_extractor
 from langchain_graphrag_milvus.ingest.records import RESERVED_METADATA_KEYS
 from langchain_graphrag_milvus.ingest.store_writes import StoreWrites
+from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supplement
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
@@ -122,6 +123,8 @@ class MilvusGraphStore:
             ``"offline"`` for the spaCy extractor of
             :mod:`~langchain_graphrag_milvus.ingest.offline` (no LLM; the ``offline``
             extra and an English spaCy pipeline must be installed; loads on first use).
+        supplement: Triplets added to every passage's own (given or extracted): ``"offline_links"``
+            (spaCy's title ↔ mention links), ``"offline"`` or a runnable (``ingest/supplement.py``).
         extraction_cache: A sqlite file caching extractions by passage text (default: in
             memory), so re-ingesting never pays twice.
         extraction_concurrency: Extraction calls in flight at once.
@@ -160,6 +163,7 @@ class MilvusGraphStore:
         on_stale: Literal["rebuild", "error"] = "rebuild",
         refresh_interval: float | None = 1.0,
         extractor: Runnable[str, Any] | Literal["offline"] | None = None,
+        supplement: Runnable[Any, Any] | Supplement | None = None,
         extraction_cache: str | os.PathLike[str] | None = None,
         extraction_concurrency: int = 4,
         synonym_threshold: float | None = None,
@@ -188,7 +192,7 @@ class MilvusGraphStore:
         self._connection.index_mode = "flat" if index_params is not None else index
         self.uri, self.collection_prefix, self.consistency_level = uri, collection_prefix, consistency_level
         self.partition_key_field, self.batch_size, self.timeout = partition_key_field, batch_size, timeout
-        self.extractor: Runnable[Any, Any] | None = resolve_extractor(extractor)
+        self.extractor, self.supplement = resolve_extractor(extractor), resolve_supplement(supplement)
         self.extraction_cache = TripletCache(extraction_cache)
         self.extraction_concurrency, self.synonym_threshold = extraction_concurrency, synonym_threshold
         self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
@@ -218,12 +222,12 @@ class MilvusGraphStore:
 
     def _ingest_context(self) -> IngestContext:
         """The parts and settings ingestion writes with (read anew: settings may have been changed)."""
-        parts = StoreParts(self._connection, self._reads, self._graph_cache, self.batch_size)
         return IngestContext(
-            parts=parts,
+            parts=StoreParts(self._connection, self._reads, self._graph_cache, self.batch_size),
             embedding=self.embedding,
             cosine=str(self.index_params.get("metric_type", "COSINE")).upper() == "COSINE",
             extractor=self.extractor,
+            supplement=self.supplement,
             extraction_cache=self.extraction_cache,
             extraction_concurrency=self.extraction_concurrency,
             synonym_threshold=self.synonym_threshold,
@@ -258,9 +262,7 @@ class MilvusGraphStore:
     check_open = forward("_connection", MilvusConnection.check_open)
     aclient = forward("_connection", MilvusConnection.aclient)
     generation = forward("_connection", MilvusConnection.generation)
-
-    def _resolved_args(self) -> dict[str, Any]:
-        return self._connection.resolved_args()
+    _resolved_args = forward("_connection", MilvusConnection.resolved_args)
 
     @property
     def client(self) -> MilvusClient:

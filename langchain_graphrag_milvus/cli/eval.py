@@ -3,7 +3,9 @@
 ``--extractor given`` uses the triplets in the passages file (musique100 has GPT-3.5 ones;
 hotpotqa100 has none, which is an error); ``offline`` strips them and extracts from the raw
 text with spaCy (:mod:`langchain_graphrag_milvus.ingest.offline`); ``llm`` does the same
-with an OpenAI chat model (needs ``OPENAI_API_KEY``). Extractions are cached on disk
+with an OpenAI chat model (needs ``OPENAI_API_KEY``). ``--supplement offline_links`` adds
+spaCy's title ↔ mention links to those triplets (``offline``: all spaCy triplets; see
+:mod:`langchain_graphrag_milvus.ingest.supplement`). Extractions are cached on disk
 (``<cache-dir>/triplets.sqlite``), so a re-run parses nothing; each (model, file,
 extractor) gets its own collection prefix, so a re-run also ingests nothing.
 """
@@ -132,6 +134,7 @@ def run_data_set(
     extractor_kind: str,
     extractor: Runnable[Any, Any] | None,
     cache_dir: Path,
+    supplement: str | None = None,
     uri: str,
     token: str | None,
     prefix: str | None,
@@ -143,6 +146,8 @@ def run_data_set(
 ) -> tuple[Any, dict[str, Any]]:
     """Build (or reopen) the graph of one data set with one extractor, and evaluate it.
 
+    ``supplement`` (``"offline_links"``, ``"offline"``): the store's
+    :mod:`~langchain_graphrag_milvus.ingest.supplement`, added to the triplets of every passage.
     With ``index_mode`` other than ``"flat"``, the store's vector index may be approximate:
     recall@10 of its relation and passage searches against exact search, over the
     questions, goes into the statistics (``vector_index``) and the printed index line.
@@ -163,6 +168,8 @@ def run_data_set(
     tag = f"v{SCHEMA_VERSION}_{model.replace('-', '_').lower()}_{file_tag}"
     if extractor_kind != "given":
         tag += f"_{extractor_kind}_{_tag(name)}"
+    if supplement:
+        tag += f"_{supplement}"
     if index_mode != "flat":
         tag += f"_{index_mode}"
     questions = load_questions(data.questions, limit=limit)
@@ -179,9 +186,11 @@ def run_data_set(
         extractor=extractor,
         extraction_cache=cache_dir / "triplets.sqlite",
         index=index_mode,
+        supplement=supplement,  # type: ignore[arg-type]
     )
     try:
-        log(f"[{data.name}] ingesting {data.passages} ({extractor_kind} triplets) into {uri}, prefix {prefix} ...")
+        kind = extractor_kind + (f"+{supplement}" if supplement else "")
+        log(f"[{data.name}] ingesting {data.passages} ({kind} triplets) into {uri}, prefix {prefix} ...")
         records = _raw_records(data.passages) if extractor is not None else None
         if subset is not None:
             report = store.add_records(subset, show_progress=progress)
@@ -190,7 +199,7 @@ def run_data_set(
         else:
             report = store.add_jsonl(data.passages, show_progress=progress)
         log(f"  {report}")
-        index = _index_stats(report, extractor, extractor_kind, name)
+        index = _index_stats(report, extractor, kind, name)
         if index_mode != "flat":
             index["vector_index"] = store.index_recall([q.question for q in questions], k=10)
         log(f"[{data.name}] evaluating {len(questions)} questions with {model} embeddings ...")
@@ -207,6 +216,7 @@ def run_data_set(
             "dataset": data.name,
             "embeddings": model,
             "extractor": extractor_kind,
+            "supplement": supplement,
             "uri": uri,
             "prefix": prefix,
             "questions": len(questions),
@@ -232,6 +242,7 @@ def _index_stats(report: Any, extractor: Any, kind: str, name: str) -> dict[str,
         "extraction_calls": report.extraction_calls,
         "extraction_cached": report.extraction_cached,
         "extraction_failures": report.extraction_failures,
+        "triplets_supplemented": report.triplets_supplemented,
         "input_tokens": report.input_tokens,
         "output_tokens": report.output_tokens,
     }
@@ -250,9 +261,11 @@ def index_line(index: dict[str, Any]) -> str:
         f"added in {index['index_seconds']}s, {index['relations_added']} relations, "
         f"{index['entities_added']} entities"
     )
+    if index.get("triplets_supplemented"):
+        text += f" ({index['triplets_supplemented']} triplets added by the supplement)"
     for kind, measured in index.get("vector_index", {}).items():
         text += f"; {kind} index {measured['index']}: recall@{measured['k']} {measured['recall']:.3f} vs exact"
-    if index["extractor"] == "given":
+    if index["extractor"].partition("+")[0] == "given":
         return text
     text += f"; extraction: {index['extraction_calls']} passages extracted, {index['extraction_cached']} from cache"
     if "extraction_passages_per_s" in index:

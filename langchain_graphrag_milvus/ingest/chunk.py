@@ -31,6 +31,7 @@ from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, par
 from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.ingest.reuse import StoredWork, known, reuse_stored, unembedded
 from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
+from langchain_graphrag_milvus.ingest.supplement import supplement_records
 from langchain_graphrag_milvus.ingest.triplets import extract_texts
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
@@ -315,6 +316,8 @@ def ingest_chunk(
         if missing:
             _extract(ctx, missing, report, extractor, strict)
     report.triplets_seen += sum(len(r.triplets) for r in records)
+    if ctx.supplement is not None and to_write:
+        supplement_records(to_write, ctx.supplement, ctx, report, strict=strict)
     entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
     plan = _plan(ctx, entities, relations, have_collections, bulk)
     texts = [r.text for r in to_write] + list(plan.new_entities.values())

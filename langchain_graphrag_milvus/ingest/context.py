@@ -48,6 +48,8 @@ class IngestContext:
         embedding: Embeds every new text once.
         cosine: The vector index's metric is cosine (vectors are checked for it).
         extractor: The store's default triplet extractor.
+        supplement: A second extractor whose triplets are added to every written passage's own
+            (:mod:`~langchain_graphrag_milvus.ingest.supplement`); None: none.
         extraction_cache: Extractions cached by passage text.
         extraction_concurrency: Extraction calls in flight at once.
         synonym_threshold: Link new entities to entities embedding at least this close (None: no).
@@ -70,6 +72,7 @@ class IngestContext:
     synonym_top_k: int
     source_field: str | None
     bulk_load: bool = True
+    supplement: Runnable[Any, Any] | None = None
     known_vectors: Mapping[str, list[float]] = field(default_factory=dict)
 
     @property

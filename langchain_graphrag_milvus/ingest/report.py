@@ -40,6 +40,8 @@ class IngestReport:
     extraction_calls: int = 0
     extraction_cached: int = 0
     extraction_failures: int = 0
+    #: Triplets a ``supplement`` extractor added to the passages' own (see ``ingest/supplement.py``).
+    triplets_supplemented: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
@@ -73,6 +75,8 @@ class IngestReport:
                 f"; extraction: {self.extraction_calls} calls ({self.input_tokens} input, {self.output_tokens} "
                 f"output tokens), {self.extraction_cached} cached, {self.extraction_failures} failed"
             )
+        if self.triplets_supplemented:
+            text += f"; {self.triplets_supplemented} triplets added by the supplement"
         if self.links_dropped:
             text += f"; {self.links_dropped} passage links beyond {MAX_PASSAGES_PER_RELATION} per relation dropped"
         for warning in self.warnings:

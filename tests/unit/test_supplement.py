@@ -1,0 +1,85 @@
+"""Supplement triplets (``ingest/supplement.py``): the merge rule, the names, and spaCy's title links.
+
+The merge is pure and checked with hypothesis; the offline links run the real spaCy parser
+(skipped without the ``offline`` extra).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from langchain_core.runnables import RunnableLambda
+
+from langchain_graphrag_milvus.datasets import nano_dataset
+from langchain_graphrag_milvus.ingest.records import Triplet
+from langchain_graphrag_milvus.ingest.supplement import SUPPLEMENTS, merge_supplement, resolve_supplement
+from langchain_graphrag_milvus.text.names import entity_key
+
+T = Triplet
+
+
+def test_merge_keeps_the_own_triplets_and_adds_only_unconnected_pairs() -> None:
+    own = [T("Leonhard Euler", "was born in", "Basel"), T("Johann Bernoulli", "taught", "Leonhard Euler")]
+    extra = [
+        T("leonhard  EULER", "mentions", "Basel"),  # same pair, another spelling: known
+        T("Leonhard Euler", "mentions", "Johann Bernoulli"),  # reversed pair: known
+        T("Leonhard Euler", "mentions", "Saint Petersburg"),  # new
+        T("Leonhard Euler", "lived in", "Saint Petersburg"),  # the same new pair again: first kept
+        T("Euler", "mentions", "euler"),  # one entity: no relation
+    ]
+    merged = merge_supplement(own, extra)
+    assert merged == [*own, T("Leonhard Euler", "mentions", "Saint Petersburg")]
+    assert merge_supplement(own, []) == own and merge_supplement([], extra[:1]) == extra[:1]
+
+
+NAMES = st.sampled_from(["Euler", "euler", " Basel", "BASEL", "Johann Bernoulli", "johann  bernoulli", "Leibniz", "Ö"])
+TRIPLETS = st.lists(st.builds(T, NAMES, st.sampled_from(["mentions", "was born in", "taught"]), NAMES), max_size=12)
+
+
+@given(TRIPLETS, TRIPLETS)
+def test_merge_properties(own: list[Triplet], extra: list[Triplet]) -> None:
+    merged = merge_supplement(own, extra)
+    assert merged[: len(own)] == own  # the own triplets first, untouched (even a self-loop of their own)
+
+    def pair(t: Triplet) -> frozenset[str]:
+        return frozenset((entity_key(t.subject), entity_key(t.object)))
+
+    added = merged[len(own) :]
+    known = {pair(t) for t in own}
+    assert all(t in extra for t in added)
+    assert all(len(pair(t)) == 2 and pair(t) not in known for t in added)  # each adds a new connection
+    assert len({pair(t) for t in added}) == len(added)  # at most one triplet per new pair
+    # every pair of the extra triplets is connected afterwards (nothing new is lost), and merging is idempotent
+    assert {pair(t) for t in extra if len(pair(t)) == 2} <= {pair(t) for t in merged}
+    assert merge_supplement(merged, extra) == merged
+
+
+def test_resolve_names_and_refuse_anything_else() -> None:
+    assert resolve_supplement(None) is None
+    lam = RunnableLambda(lambda text: [])
+    assert resolve_supplement(lam) is lam
+    with pytest.raises(ValueError, match="offline_links"):
+        resolve_supplement("spacy")
+    with pytest.raises(TypeError, match="Runnable"):
+        resolve_supplement(42)  # type: ignore[arg-type]
+    assert SUPPLEMENTS == ("offline_links", "offline")
+
+
+def test_offline_links_are_every_named_mention_of_the_title() -> None:
+    pytest.importorskip("spacy", reason="the offline extra is not installed")
+    links = resolve_supplement("offline_links")
+    full = resolve_supplement("offline")
+    assert links is not None and full is not None
+    assert links.name.startswith("offline_links_v") and full.name.startswith("offline_triplets_v")  # two caches
+    euler = {"title": "Leonhard Euler", "text": nano_dataset()[3]["passage"]}
+    got = [tuple(t) for t in links.invoke(euler)["triplets"]]
+    facts = [tuple(t) for t in full.invoke(euler)["triplets"]]
+    assert got and all(s == "Leonhard Euler" and p == "mentions" for s, p, _ in got)
+    objects = {o for _, _, o in got}
+    # a mention a clause already links (born in Basel, student of Johann Bernoulli) is a link too
+    assert {"Basel", "Johann Bernoulli"} <= objects
+    assert ("Leonhard Euler", "was born in", "Basel") in facts and ("Leonhard Euler", "mentions", "Basel") not in facts
+    # the full extractor's own title links are a subset of the links, and no date or number is linked
+    assert {o for s, p, o in facts if p == "mentions"} <= objects
+    assert not any(o[:1].isdigit() for o in objects)
