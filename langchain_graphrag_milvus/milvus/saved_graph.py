@@ -1,8 +1,8 @@
 """Where a store saves its graph index by default: beside its Milvus Lite database.
 
 A new process that opens a Lite store used to rebuild the graph from every relation in
-Milvus before its first answer (12.2–12.6 s on musique100's 28,871 relations here, on a
-busy machine; 2.2 s when it loads a saved index). With ``graph_path="auto"`` (the default)
+Milvus before its first answer: 13.6 s on musique100's 28,871 relations here, against 1.8 s
+when it loads a saved index (``benchmarks/bench_cold_start.py``). With ``graph_path="auto"`` (the default)
 a Lite store ``x.db`` saves its index in ``x.db.graphs/<collection_prefix>/`` after every
 change and loads it on open; the index records a fingerprint of the data and the store's
 id, so a stale or foreign one is rebuilt (:mod:`~langchain_graphrag_milvus.graph.persist`).
