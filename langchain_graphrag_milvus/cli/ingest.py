@@ -131,6 +131,12 @@ def add_parser(sub: Any) -> None:
         help="triplet extraction: llm (OpenAI), offline (spaCy) or none; default llm with OPENAI_API_KEY, else offline",
     )
     p.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model of --extractor llm (gpt-4o-mini)")
+    p.add_argument(
+        "--supplement",
+        choices=["offline_links", "offline"],
+        help="add spaCy's title-mention links (offline_links) or all its triplets (offline) to the extractor's; "
+        "recommended with --extractor llm (needs the offline extra)",
+    )
     add_cache_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument(

@@ -91,3 +91,27 @@ def test_eval_cli_supplement(tmp_path, capsys) -> None:
     assert main(["eval", *common]) == 0  # without: another prefix, the given triplets alone
     out = capsys.readouterr().out
     assert "added by the supplement" not in out and "given triplets (given); 4 passages added" in out
+
+
+def test_ingest_cli_supplement(tmp_path, capsys) -> None:
+    """``ingest --supplement offline_links``: a file's chunks get spaCy's links beside the extractor's triplets."""
+    pytest.importorskip("spacy", reason="the offline extra is not installed")
+    from langchain_graphrag_milvus import MilvusGraphStore
+    from langchain_graphrag_milvus.cli.main import main
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "euler.md").write_text(
+        "# Leonhard Euler\n\nLeonhard Euler was born in Basel. He studied with Johann Bernoulli in Riehen.\n"
+    )
+    options = ["--uri", str(tmp_path / "s.db"), "--embeddings", "fake"]
+    counts = {}
+    for prefix, extra in (("plain", []), ("linked", ["--supplement", "offline_links"])):
+        argv = ["ingest", str(docs), *options, "--prefix", prefix, "--extractor", "none", *extra, "--json"]
+        assert main(argv) == 0
+        capsys.readouterr()
+        store = MilvusGraphStore(LexicalEmbeddings(), uri=str(tmp_path / "s.db"), collection_prefix=prefix)
+        counts[prefix] = _relations(store)
+        store.close()
+    assert counts["plain"] == set()  # --extractor none: no triplet of its own
+    assert counts["linked"] and all(p == "mentions" for _, p, _ in counts["linked"])
