@@ -40,7 +40,14 @@ from synthetic import generate, print_table  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
 from langchain_graphrag_milvus.milvus.reads import Hit  # noqa: E402
 from langchain_graphrag_milvus.retrieval import stages  # noqa: E402
-from langchain_graphrag_milvus.retrieval.effects import Embed, Fetch, Gather, GetGraph, LinkEntities  # noqa: E402
+from langchain_graphrag_milvus.retrieval.effects import (  # noqa: E402
+    Embed,
+    Fetch,
+    Gather,
+    GetGraph,
+    LinkEntities,
+    Search,
+)
 from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline  # noqa: E402
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import AUTO_PUSH_RELATIONS, WalkParams  # noqa: E402
@@ -107,7 +114,7 @@ class Query:
             return [[0.1, 0.2, 0.3]] * len(effect.texts)
         if isinstance(effect, Gather):
             out = {"relations": self.relation_hits, "passages": self.passage_hits}
-            return [[out.get(s.kind, [])] * len(s.vectors) for s in effect.effects]
+            return [[out.get(s.kind, [])] * len(s.vectors) if isinstance(s, Search) else False for s in effect.effects]
         if isinstance(effect, Fetch):
             return {i: {"pk": i, **self.row(i)} for i in effect.ids}
         raise TypeError(f"unexpected {effect!r}")

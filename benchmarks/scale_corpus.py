@@ -209,6 +209,16 @@ def percentile(values: Iterable[float], q: float) -> float:
     return float(np.percentile(arr, q)) if arr.size else float("nan")
 
 
+def waves(intervals: Iterable[tuple[float, float]]) -> int:
+    """Sequential groups of overlapping intervals (calls issued together count once): round trips in a row."""
+    count, end = 0, float("-inf")
+    for a, b in sorted(intervals):
+        if a > end:
+            count += 1
+        end = max(end, b)
+    return count
+
+
 def union_length(
     intervals: Iterable[tuple[float, float]], lo: float = float("-inf"), hi: float = float("inf")
 ) -> float:

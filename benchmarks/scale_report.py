@@ -19,6 +19,8 @@ def summarize(splits: list[dict[str, Any]]) -> dict[str, float]:
         values = [s[part] * 1000 for s in splits]
         out[f"{part}_p50"], out[f"{part}_p99"] = percentile(values, 50), percentile(values, 99)
     out["calls_p50"] = percentile([s["calls"] for s in splits], 50)
+    out["waves_p50"] = percentile([s.get("waves", float("nan")) for s in splits], 50)
+    out["waves_max"] = max((s.get("waves", 0) for s in splits), default=0)
     recalls = [s["recall"] for s in splits if "recall" in s]
     out["recall"] = sum(recalls) / len(recalls) if recalls else float("nan")
     return out
@@ -74,6 +76,7 @@ def print_queries(results: dict[str, Any], ref: str) -> None:
         ("graph library p50 / p99 ms", _cell(lambda r: _pair(r["graph"], "library"))),
         ("graph Milvus p50 ms", _cell(lambda r: _ms(r["graph"]["milvus_p50"]))),
         ("graph Milvus calls p50", _cell(lambda r: f"{r['graph']['calls_p50']:.0f}")),
+        ("graph Milvus waves p50 / max", _cell(lambda r: f"{r['graph']['waves_p50']:.0f} / {r['graph']['waves_max']:.0f}")),
         ("R@5 graph / naive", _cell(lambda r: f"{100 * r['graph']['recall']:.1f} / {100 * r['naive']['recall']:.1f}")),
     ]
     print_table(query_rows(results, ref), cols)

@@ -75,7 +75,7 @@ class MilvusSpy:
 
 def split_time(spy: MilvusSpy, embedding: Any, lo: float, hi: float) -> dict[str, Any]:
     """Wall, Milvus, embedding and library seconds of the window ``[lo, hi]``."""
-    from scale_corpus import union_length
+    from scale_corpus import union_length, waves
 
     calls = spy.window(lo, hi)
     milvus = [(a, b) for a, b, _ in calls]
@@ -86,6 +86,7 @@ def split_time(spy: MilvusSpy, embedding: Any, lo: float, hi: float) -> dict[str
         "embed": union_length(emb, lo, hi),
         "library": (hi - lo) - union_length(milvus + emb, lo, hi),
         "calls": len(calls),
+        "waves": waves(milvus),
         "iterator_pages": sum(1 for c in calls if c[2] in ("next", "query_iterator")),
         "by_name": by_name(calls),
     }

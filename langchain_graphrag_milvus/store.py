@@ -26,12 +26,12 @@ from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
 from langchain_graphrag_milvus.milvus.writes import StoreParts
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
-    from langchain_milvus import Milvus
 
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["MilvusGraphStore", "ExistingCollectionGraphStore", "Hit"]
 
 
-class MilvusGraphStore:
+class MilvusGraphStore(VectorStoreViews):
     """Entities, relations and passages in Milvus, plus the sparse graph over them.
 
     Nothing is contacted at construction; the first call that needs Milvus connects.
@@ -115,8 +115,8 @@ class MilvusGraphStore:
             logged warning.
         refresh_interval: Seconds between checks for changes made by *other* writers
             (another process or store instance on the same URI and prefix): at most this
-            often, a retrieval reads the generation counter (one ``describe_collection``)
-            and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
+            often, a retrieval reads the generation counter (one ``describe_collection``, sent
+            with its searches) and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
             never (call :meth:`refresh` yourself). Default 1 s; see README "Guarantees".
         extractor: Triplet extractor for passages ingested without triplets (e.g.
             :func:`~langchain_graphrag_milvus.ingest.triplets.create_llm_triplet_extractor`), or
@@ -284,25 +284,6 @@ class MilvusGraphStore:
             self._graph_cache.forget()
             drop_saved_graph(self.graph_path)
 
-    def vector_store(self, kind: Kind) -> Milvus:
-        """The collection as a ``langchain_milvus.Milvus`` vector store."""
-        return self._connection.vector_store(kind, self.embedding, self.search_params)
-
-    @property
-    def entity_store(self) -> Milvus:
-        """Entities as a ``langchain_milvus.Milvus`` vector store."""
-        return self.vector_store("entities")
-
-    @property
-    def relation_store(self) -> Milvus:
-        """Relations as a ``langchain_milvus.Milvus`` vector store."""
-        return self.vector_store("relations")
-
-    @property
-    def passage_store(self) -> Milvus:
-        """Passages as a ``langchain_milvus.Milvus`` vector store."""
-        return self.vector_store("passages")
-
     # ------------------------------------------------------------------ reads
     search = forward("_reads", MilvusReads.search)
     asearch = forward("_reads", MilvusReads.asearch)
@@ -317,6 +298,8 @@ class MilvusGraphStore:
     bump_generation = forward("_graph_cache", GraphCache.bump_generation)
     fingerprint = forward("_graph_cache", GraphCache.fingerprint)
     entity_names = forward("_graph_cache", GraphCache.entity_names)
+    graph_unchecked = forward("_graph_cache", GraphCache.unchecked)
+    graph_moved_on = forward("_graph_cache", GraphCache.moved_on)
 
     @property
     def graph(self) -> GraphIndex:

@@ -3,8 +3,9 @@
 :class:`GraphCache` holds the in-memory :class:`~langchain_graphrag_milvus.graph.GraphIndex`
 of one store, with what derives from it: entity names, tenant views and a cached entity
 linker. Writers change it only through its API: :meth:`GraphCache.apply` folds a typed
-:class:`GraphDelta` in, :meth:`GraphCache.replace` swaps in a graph computed by a removal,
-:meth:`GraphCache.persist` ends a write (generation bump, save under ``graph_path``).
+:class:`GraphDelta` in, :meth:`GraphCache.replace` swaps in a graph computed by a removal
+(both in :mod:`.graph_changes`), :meth:`GraphCache.persist` ends a write (generation bump,
+save under ``graph_path``).
 The linker's type is not known here: the store passes a factory (names → linker). The rows of a
 rebuild are read by :mod:`.graph_read`, the index saved under ``graph_path`` is :mod:`.graph_saved`.
 """
@@ -14,12 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, Literal, TypeVar
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+from langchain_graphrag_milvus.milvus.graph_changes import GraphChanges
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
 from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
 from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
@@ -38,7 +40,7 @@ _MAX_VIEWS = 64
 REBUILD_PARALLEL = 4
 
 
-class GraphCache(Generic[LinkerT]):
+class GraphCache(GraphChanges, Generic[LinkerT]):
     """Graph index, entity names, tenant views and entity linker of one store.
 
     Args:
@@ -104,8 +106,12 @@ class GraphCache(Generic[LinkerT]):
         """The graph in memory, or None if it was not built yet (nothing is read)."""
         return self._graph
 
-    def current(self) -> GraphIndex:
-        """The graph, built on first use; reloaded first if a refresh check is due and finds changes."""
+    def current(self, check: bool = True) -> GraphIndex:
+        """The graph, built on first use; reloaded first if a refresh check is due and finds changes.
+
+        ``check=False`` (:meth:`unchecked`) skips the refresh check: a query then runs it with
+        its searches (:meth:`moved_on`).
+        """
         if self._pending is not None and self._pending.size:
             with self._lock:
                 self._fold()
@@ -115,10 +121,28 @@ class GraphCache(Generic[LinkerT]):
                 if self._graph is None:
                     self._graph = self._build_graph()
                 graph = self._graph
-        elif self.refresh_interval is not None and time.monotonic() - self._checked_at >= self.refresh_interval:
+        elif check and self._check_due():
             self.refresh()
             graph = self._graph or self.current()
         return graph
+
+    def unchecked(self) -> GraphIndex:
+        """The graph in memory (built on first use), without the refresh check even if it is due."""
+        return self.current(check=False)
+
+    def moved_on(self, graph: GraphIndex) -> bool:
+        """Run the refresh check if it is due; True if the current graph is no longer ``graph``.
+
+        A query that took its graph with :meth:`unchecked` sends this with its searches (one
+        concurrent read, no round trip of its own) and searches again if the answer is True.
+        """
+        if self._check_due():
+            self.refresh()
+        return self.current(check=False) is not graph
+
+    def _check_due(self) -> bool:
+        interval = self.refresh_interval
+        return interval is not None and time.monotonic() - self._checked_at >= interval
 
     def refresh(self) -> bool:
         """Reload the graph now if another writer changed the data since it was built.
@@ -240,72 +264,6 @@ class GraphCache(Generic[LinkerT]):
         prefix = self.connection.collection_prefix
         return {"prefix": prefix, "store_id": store_id, "generation": generation, **self.reads.counts()}
 
-    # ------------------------------------------------------------------ changes
-    def apply(self, delta: GraphDelta) -> None:
-        """Fold a change already written to Milvus into the graph and the name cache (no rebuild).
-
-        During a first load (:meth:`start_empty`) additive changes are gathered and folded
-        once, at its end (:mod:`.graph_fold`); a read of the graph during it folds them first.
-        """
-        with self._lock:
-            pending = self._pending
-            if pending is not None and self._graph is not None and pending.accepts(delta):
-                pending.add(delta)  # folded at the end of the load, or by the first read
-                return
-            self._fold()
-            graph = self._graph
-            if graph is not None:
-                if len(delta.unlinked_relation_keys):
-                    keys, pids = delta.unlinked_relation_keys, delta.unlinked_passage_ids
-                    graph, _ = graph.remove_links(relation_keys=keys, passage_ids=pids)
-                self._graph = graph.add_relations(
-                    relation_keys=delta.relation_keys,
-                    subject_keys=delta.subject_keys,
-                    object_keys=delta.object_keys,
-                    passage_ids=delta.passage_ids,
-                    synonym_pairs=delta.synonym_pairs,
-                )
-            self._forget_entities(delta.removed_entities)
-            if self._entity_names is not None and delta.new_entities:
-                self._entity_names = {**self._entity_names, **delta.new_entities}
-
-    def start_empty(self) -> None:
-        """The collections exist and hold no row: start from the empty graph, gather a first load's changes.
-
-        Called by a first load before its first write (and its first generation bump): the
-        graph in memory then stays equal to what Milvus holds, with no rebuild on the first
-        query; :meth:`persist` folds what is gathered and ends the gathering.
-        """
-        with self._lock:
-            generation = self.connection.generation()
-            self._graph = GraphIndex.empty()
-            self._entity_names = {}
-            self._linker = None
-            self._views.clear()
-            self._pending = PendingFold()
-            self._seen_generation = generation
-
-    def _fold(self) -> None:
-        """Fold the gathered changes of a first load into the graph and the names (under the lock)."""
-        pending = self._pending
-        if pending is None or not pending.size or self._graph is None:
-            return
-        self._graph, names = pending.fold_into(self._graph)
-        if self._entity_names is not None and names:  # in id order, as a rebuild reads them
-            self._entity_names = dict(sorted({**self._entity_names, **names}.items()))
-        self._pending = PendingFold()
-
-    def replace(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
-        """Swap in a graph computed by a removal (``GraphIndex.remove_*``); forget removed entities' names."""
-        with self._lock:
-            self._graph = graph
-            self._forget_entities(removed_entities)
-
-    def _forget_entities(self, removed: Sequence[str]) -> None:
-        if self._entity_names is not None and removed:
-            gone = set(removed)
-            self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
-
     def persist(self) -> None:
         """End a write: bump the generation again, save the updated index if a path is set.
 
@@ -381,7 +339,7 @@ class GraphCache(Generic[LinkerT]):
         """
         names = self.entity_names()
         if filter_expr is not None:
-            graph, view = self.view(filter_expr)
+            graph, view = self.view(filter_expr, self.current(check=False))  # a query checks with its searches
             linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
                 keys = graph.entities.keys[view.entities].tolist()

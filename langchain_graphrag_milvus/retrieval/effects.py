@@ -35,6 +35,7 @@ __all__ = [
     "Fetch",
     "Gather",
     "GetGraph",
+    "CheckGraph",
     "LinkEntities",
     "ViewOf",
     "EntityNames",
@@ -100,7 +101,27 @@ class Gather(Request[list[Any]]):
 
 @dataclass(frozen=True)
 class GetGraph(Request[GraphIndex]):
-    """The store's graph index (built from Milvus on first use)."""
+    """The store's graph index (built from Milvus on first use).
+
+    By default the store's periodic freshness check runs first when it is due (one Milvus
+    read before anything else). With ``defer_check=True`` the graph in memory is answered
+    as it is, and the pipeline sends a :class:`CheckGraph` together with its searches, so
+    the check costs no round trip of its own.
+    """
+
+    defer_check: bool = False
+
+
+@dataclass(frozen=True)
+class CheckGraph(Request[bool]):
+    """Whether the store's graph moved on from ``graph``, asked in the same :class:`Gather` as the searches.
+
+    Runs the store's freshness check if it is due (reloading the graph if another writer
+    changed the data), and answers True if the current graph is no longer ``graph``; the
+    pipeline then searches again on the current one. A store without the check answers False.
+    """
+
+    graph: Any
 
 
 @dataclass(frozen=True)
@@ -160,7 +181,18 @@ class Notify(Request[None]):
 
 
 Effect = (
-    Notify | Invoke | Embed | Search | Fetch | Gather | GetGraph | LinkEntities | EntityNames | ViewOf | Compute[Any]
+    Notify
+    | Invoke
+    | Embed
+    | Search
+    | Fetch
+    | Gather
+    | GetGraph
+    | CheckGraph
+    | LinkEntities
+    | EntityNames
+    | ViewOf
+    | Compute[Any]
 )
 
 #: A pipeline (or one of its stages) returning ``T``: it yields effects and is sent their answers.

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from langchain_graphrag_milvus.milvus.filters import filter_errors
 from langchain_graphrag_milvus.retrieval.effects import (
+    CheckGraph,
     Compute,
     Effect,
     Embed,
@@ -79,7 +80,11 @@ def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = No
     if isinstance(effect, Gather):
         return gather_sync(effect.effects, store, callbacks)
     if isinstance(effect, GetGraph):
-        return store.graph
+        unchecked = getattr(store, "graph_unchecked", None) if effect.defer_check else None
+        return unchecked() if unchecked is not None else store.graph
+    if isinstance(effect, CheckGraph):
+        moved_on = getattr(store, "graph_moved_on", None)
+        return bool(moved_on(effect.graph)) if moved_on is not None else False
     if isinstance(effect, LinkEntities):
         with filter_errors(effect.filter_expr):
             return store.entity_linker(effect.filter_expr).find(effect.query)
@@ -105,7 +110,7 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callbacks: Any = None) -> list[Any]:
-    """The answers to several effects, in order; searches and fetches run concurrently.
+    """The answers to several effects, in order; searches, fetches and graph checks run concurrently.
 
     Each Milvus read is one gRPC round trip and pymilvus' client is thread-safe, so the
     independent reads of a :class:`Gather` overlap (the first in the calling thread, the
@@ -114,7 +119,7 @@ def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callba
     as it was (the same error a one-by-one answer raises first). Other effects are
     answered one by one.
     """
-    if len(effects) < 2 or not all(isinstance(e, (Search, Fetch)) for e in effects):
+    if len(effects) < 2 or not all(isinstance(e, (Search, Fetch, CheckGraph)) for e in effects):
         return [answer_sync(e, store, callbacks) for e in effects]
     futures = [_pool().submit(answer_sync, e, store, callbacks) for e in effects[1:]]
     answers: list[Any] = []
@@ -157,7 +162,7 @@ async def answer_async(effect: Request[Any], store: RetrievalStore, callbacks: A
         return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
     if isinstance(effect, Gather):
         return list(await asyncio.gather(*(answer_async(e, store, callbacks) for e in effect.effects)))
-    if isinstance(effect, (GetGraph, LinkEntities, EntityNames, ViewOf, Compute)):
+    if isinstance(effect, (GetGraph, CheckGraph, LinkEntities, EntityNames, ViewOf, Compute)):
         # building the graph or the linker reads Milvus: keep the event loop free
         return await asyncio.to_thread(answer_sync, effect, store, callbacks)
     raise TypeError(f"unknown effect {effect!r}")

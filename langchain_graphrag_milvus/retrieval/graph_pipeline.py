@@ -40,7 +40,9 @@ from langchain_graphrag_milvus.retrieval.documents import (
     ranked_documents,
 )
 from langchain_graphrag_milvus.retrieval.effects import (
+    CheckGraph,
     Embed,
+    Gather,
     GetGraph,
     Invoke,
     LinkEntities,
@@ -187,7 +189,13 @@ def _no_graph(q: QueryHits) -> tuple[str, str | None]:
 
 
 def first_searches(
-    query: str, names: list[str], p: RetrievalParams, *, with_reranker: bool, all_entities: bool = False
+    query: str,
+    names: list[str],
+    p: RetrievalParams,
+    *,
+    with_reranker: bool,
+    all_entities: bool = False,
+    check_with_searches: bool = True,
 ) -> Steps[QueryHits]:
     """The graph, one embedding call for the query and its entities, and the batched searches.
 
@@ -201,8 +209,12 @@ def first_searches(
     ``relation_scope="entities"`` (and ``"auto"`` on graphs of 30,000 relations and more)
     restricts it to the relations of the exactly linked names (without a filter; all relations
     when no name is linked).
+
+    The store's freshness check goes out with the searches (:class:`CheckGraph`), not before
+    them: if it finds that another writer changed the data, the graph is reloaded and the
+    searches are made again on it, without a second check (``check_with_searches=False``).
     """
-    graph = yield from ask(GetGraph())
+    graph = yield from ask(GetGraph(defer_check=True))
     view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
     searched = list(range(len(names)))
     ppr = p.ranking == "ppr"
@@ -230,7 +242,14 @@ def first_searches(
         searches.insert(0, Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS))
     if evecs:
         searches.insert(0, Search("entities", evecs, entity_limit))
-    answers = yield from search_all(searches)
+    if not check_with_searches:
+        answers = yield from search_all(searches)
+    else:
+        *answers, moved_on = yield from ask(Gather((*searches, CheckGraph(graph))))
+        if moved_on:  # another writer changed the data: the graph was reloaded, search it again
+            again = first_searches(query, names, p, with_reranker=with_reranker, all_entities=all_entities,
+                                   check_with_searches=False)  # fmt: skip
+            return (yield from again)
     found: list[list[Hit]] = answers.pop(0) if evecs else []
     relation_answer = answers.pop(0) if search_relations else []
     relation_hits = relation_answer[0] if relation_answer else []

@@ -20,6 +20,7 @@ from langchain_graphrag_milvus.retrieval.documents import (
     NO_GRAPH_RANKED_BY,
 )
 from langchain_graphrag_milvus.retrieval.effects import (
+    CheckGraph,
     Compute,
     Embed,
     EntityNames,
@@ -94,9 +95,14 @@ def searches_are(*expected: tuple[str, int, str | None]) -> Any:
 
     def check(gather: Gather) -> bool:
         got = [(s.kind, s.limit, s.filter_expr) for s in gather.effects if isinstance(s, Search)]
-        return got == list(expected)
+        return got == list(expected) and checks_the_graph_last(gather)
 
     return check
+
+
+def checks_the_graph_last(gather: Gather) -> bool:
+    """The graph pipeline's first Gather: its searches, then the store's freshness check (no round trip of its own)."""
+    return isinstance(gather.effects[-1], CheckGraph) and sum(isinstance(e, CheckGraph) for e in gather.effects) == 1
 
 
 def rows_for(fetch: Fetch) -> dict[str, dict[str, Any]]:
@@ -116,12 +122,12 @@ def head(
     with_view = [Step(ViewOf, view, lambda v: v.filter_expr == filter_expr and v.graph is graph)] if view else []
     return [
         Step(LinkEntities, ["Leonhard Euler"], lambda e: e.query == QUERY and e.filter_expr == filter_expr),
-        Step(GetGraph, graph),
+        Step(GetGraph, graph, lambda g: g.defer_check),
         *with_view,
         Step(Embed, [Q_VEC], lambda e: e.texts == (QUERY,)),
         Step(
             Gather,
-            [[RELATION_HITS], [PASSAGE_HITS]],
+            [[RELATION_HITS], [PASSAGE_HITS], False],
             searches_are(("relations", relation_limit, None), ("passages", passage_limit, filter_expr)),
         ),
     ]
@@ -204,7 +210,7 @@ def test_a_store_without_relations_ranks_by_similarity_and_says_so() -> None:
         Step(LinkEntities, []),
         Step(GetGraph, empty),
         Step(Embed, [Q_VEC]),
-        Step(Gather, [[[]], [PASSAGE_HITS]]),
+        Step(Gather, [[[]], [PASSAGE_HITS], False], checks_the_graph_last),
         Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "no relations" in n.data["reason"]),
     ]
     docs, _ = run_script(graph_pipeline(QUERY, RetrievalParams(k=2), entity_extractor=None, reranker=None), script)
@@ -391,7 +397,7 @@ def test_a_filter_without_relations_ranks_by_similarity_and_says_so() -> None:
         Step(GetGraph, graph),
         Step(ViewOf, empty_view),
         Step(Embed, [Q_VEC]),
-        Step(Gather, [[RELATION_HITS], [PASSAGE_HITS]]),
+        Step(Gather, [[RELATION_HITS], [PASSAGE_HITS], False], checks_the_graph_last),
         Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "filter's part" in n.data["reason"]),
     ]
     p = RetrievalParams(k=2, filter="tenant == 'b'", entities=())

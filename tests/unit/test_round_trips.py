@@ -18,6 +18,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.milvus.reads import Hit
 from langchain_graphrag_milvus.retrieval.effects import (
+    CheckGraph,
     Effect,
     Embed,
     Fetch,
@@ -68,7 +69,10 @@ class Answerer:
             self.vector_of.update({tuple(v): t for v, t in zip(out, effect.texts)})
             return out
         if isinstance(effect, Gather):
-            return [[self.search(e, v) for v in e.vectors] for e in effect.effects if isinstance(e, Search)]
+            return [[self.search(e, v) for v in e.vectors] if isinstance(e, Search) else self.answer(e)
+                    for e in effect.effects]  # fmt: skip
+        if isinstance(effect, CheckGraph):
+            return False
         if isinstance(effect, Search):
             return [self.search(effect, v) for v in effect.vectors]
         if isinstance(effect, Fetch):
