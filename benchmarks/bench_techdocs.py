@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,14 +63,24 @@ def recall(files: list[str], gold: list[str], k: int) -> float:
     return len(set(files[:k]) & set(gold)) / len(set(gold))
 
 
-def ask(corpus: Path, db: Path, prefix: str, questions: list[dict], show: bool) -> dict[str, list[list[str]]]:
-    """Per method, the files of each question's top-5 passages (public API on the CLI's store)."""
+def ask(
+    corpus: Path, db: Path, prefix: str, questions: list[dict], show: bool, variants: Sequence[str] = ()
+) -> dict[str, list[list[str]]]:
+    """Per method, the files of each question's top-5 passages (public API on the CLI's store).
+
+    ``variants``: ``option=value[,option=value...]`` settings of ``MilvusGraphRetriever``, each one
+    more method (``graph fuse_dense=0.5``); values are parsed as the retriever field's default type.
+    """
     from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
     from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
 
     store = MilvusGraphStore(LocalMiniLMEmbeddings(), uri=str(db), collection_prefix=prefix)
     root = os.path.abspath(corpus)
     methods = {"naive": store.as_naive_retriever(k=max(KS)), "graph": MilvusGraphRetriever(store=store, k=max(KS))}
+    for spec in variants:
+        fields = dict(part.split("=", 1) for part in spec.split(","))
+        typed = {key: type(MilvusGraphRetriever.model_fields[key].default)(value) for key, value in fields.items()}
+        methods[f"graph {spec}"] = MilvusGraphRetriever(store=store, k=max(KS), **typed)
     out: dict[str, list[list[str]]] = {name: [] for name in methods}
     try:
         for q in questions:
@@ -111,6 +122,12 @@ def main() -> int:
     parser.add_argument("--prefix", default="techdocs")
     parser.add_argument("--fresh", action="store_true", help="delete the benchmark's store first (re-ingest all)")
     parser.add_argument("--json", type=Path, help="write the numbers and the ranked files here")
+    parser.add_argument(
+        "--graph-setting",
+        nargs="*",
+        default=[],
+        help="option=value[,option=value] settings of MilvusGraphRetriever, each one more row (e.g. fuse_dense=0.5)",
+    )
     parser.add_argument("--show-entities", action="store_true", help="print the linked entities of each question")
     args = parser.parse_args()
 
@@ -124,7 +141,7 @@ def main() -> int:
     keys = ("files_found", "files_ingested", "files_unchanged", "files_skipped", "chunks", "bench_seconds")
     print("ingest:", {k: summary.get(k) for k in keys})  # noqa: T201
     questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    files = ask(args.corpus, args.db, args.prefix, questions, args.show_entities)
+    files = ask(args.corpus, args.db, args.prefix, questions, args.show_entities, args.graph_setting)
     text, numbers = table(questions, files)
     print(text)  # noqa: T201
     if args.json:

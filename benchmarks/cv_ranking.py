@@ -39,6 +39,7 @@ from langchain_graphrag_milvus.cli.evaluation import Question, load_questions, r
 from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K  # noqa: E402
+from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders  # noqa: E402
 from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense  # noqa: E402
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
@@ -61,23 +62,34 @@ KS = (2, 5)
 #: setting; (0, 0): the graph's order alone (then dense fills, as before).
 KEEPS = [(0, 0)] + [(m, g) for m in (1, 2, 3) for g in (0, 1, 2, 3, 4) if m + g <= max(KS)]
 
+#: (fuse_dense, fuse_dense_c) settings of the weighted reciprocal-rank fusion with the dense order
+#: (retrieval/fusion.py); (0, 0): off. Weights up to 0.5: the dense order's share never exceeds the graph's.
+FUSIONS = [(0.0, 0.0)] + [(w, c) for w in (0.1, 0.2, 0.3, 0.4, 0.5) for c in (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)]
+
+#: The walk's order is read this deep (the fusion reads FUSION_DEPTH; the top 5 does not depend on it).
+WALK_LIMIT = max(max(KS), FUSION_DEPTH)
+
 
 @dataclass(frozen=True)
 class Variant:
-    """A ranking setting: the walk's constants and the final merge with the dense order."""
+    """A ranking setting: the walk's constants, the fusion and the final merge with the dense order."""
 
     walk: WalkParams
     keep: int = 0
     slack: int = 0
+    fuse: float = 0.0
+    fuse_c: float = 0.0
 
     def __repr__(self) -> str:
-        return f"{self.walk!r}+keep_dense={self.keep},slack={self.slack}"
+        fusion = f"+fuse_dense={self.fuse},c={self.fuse_c}" if self.fuse else ""
+        return f"{self.walk!r}+keep_dense={self.keep},slack={self.slack}{fusion}"
 
 
 def default_variant() -> Variant:
-    """The retriever's default: ``WalkParams()`` and ``RetrievalParams()``'s keep_dense settings."""
+    """The retriever's default: ``WalkParams()`` and ``RetrievalParams()``'s fusion and keep_dense settings."""
     p = RetrievalParams()
-    return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack)
+    fuse_c = p.fuse_dense_c if p.fuse_dense else 0.0
+    return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack, p.fuse_dense, fuse_c)
 
 
 def log(msg: str) -> None:
@@ -205,11 +217,12 @@ def prepare(graph: GraphIndex, q: Question, pr: Probe) -> Prepared:
     return Prepared(seeds, pr.passage_ids, rel_score, rel_pred, q.question)
 
 
-def finish(
-    graph: GraphIndex, order: Sequence[int], dense: Sequence[str], k: int = max(KS), keep: int = 0, slack: int = 0
-) -> list[str]:
-    """Graph order (with the dense top ``keep`` kept, as the pipeline does), then dense passages, ``k`` ids."""
-    ids = keep_dense([graph.passages.ids[int(g)] for g in order], dense[: max(k, keep)], k=k, keep=keep, slack=slack)
+def finish(graph: GraphIndex, order: Sequence[int], dense: Sequence[str], v: Variant, k: int = max(KS)) -> list[str]:
+    """Graph order (fused with dense, the dense top kept, as the pipeline does), then dense passages, ``k`` ids."""
+    ids = [graph.passages.ids[int(g)] for g in order]
+    if v.fuse:
+        ids = fuse_orders(ids, dense[:FUSION_DEPTH], weight=v.fuse, c=v.fuse_c)
+    ids = keep_dense(ids, dense[: max(k, v.keep)], k=k, keep=v.keep, slack=v.slack)
     out = list(dict.fromkeys(ids + list(dense[:k])))
     return out[:k]
 
@@ -244,14 +257,14 @@ def old_default(graph: GraphIndex, p: Prepared, names: Callable[[int], str]) -> 
         if bridged is not None:
             order.remove(bridged)
             order.insert(1, bridged)
-    return finish(graph, order, p.dense)
+    return finish(graph, order, p.dense, Variant(WalkParams()))
 
 
 def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams | Variant) -> list[str]:
     """The chained-walk ranking with these constants (and this merge with the dense order)."""
     v = params if isinstance(params, Variant) else Variant(params)
-    order, _ = walk_ranking(graph, p.seeds, v.walk, limit=max(KS))
-    return finish(graph, order.tolist(), p.dense, keep=v.keep, slack=v.slack)
+    order, _ = walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)
+    return finish(graph, order.tolist(), p.dense, v)
 
 
 def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequence[Variant]) -> list[list[list[str]]]:
@@ -259,11 +272,8 @@ def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequ
     orders: dict[WalkParams, list[list[int]]] = {}
     for v in variants:
         if v.walk not in orders:
-            orders[v.walk] = [walk_ranking(graph, p.seeds, v.walk, limit=max(KS))[0].tolist() for p in prepared]
-    return [
-        [finish(graph, o, p.dense, keep=v.keep, slack=v.slack) for o, p in zip(orders[v.walk], prepared)]
-        for v in variants
-    ]
+            orders[v.walk] = [walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)[0].tolist() for p in prepared]
+    return [[finish(graph, o, p.dense, v) for o, p in zip(orders[v.walk], prepared)] for v in variants]
 
 
 def recalls(questions: Sequence[Question], runs: Sequence[list[str]]) -> np.ndarray:
@@ -277,9 +287,11 @@ def folds(n: int, k: int) -> list[np.ndarray]:
     return [np.sort(perm[i::k]) for i in range(k)]
 
 
-def grid(full: bool, keeps: Sequence[tuple[int, int]] = ((0, 0),)) -> list[Variant]:
-    """Every walk setting with every merge setting, simplest first (a tie goes to the earlier one)."""
-    return [Variant(w, m, g) for (m, g) in keeps for w in walk_grid(full)]
+def grid(
+    full: bool, keeps: Sequence[tuple[int, int]] = ((0, 0),), fusions: Sequence[tuple[float, float]] = ((0.0, 0.0),)
+) -> list[Variant]:
+    """Every walk setting with every fusion and merge setting, simplest first (a tie goes to the earlier one)."""
+    return [Variant(w, m, g, f, c) for (f, c) in fusions for (m, g) in keeps for w in walk_grid(full)]
 
 
 def walk_grid(full: bool) -> list[WalkParams]:
@@ -309,11 +321,13 @@ def walk_grid(full: bool) -> list[WalkParams]:
 
 def _grid_tag(variants: list[Variant]) -> str:
     """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
+    import langchain_graphrag_milvus.retrieval.fusion as fusion
     import langchain_graphrag_milvus.retrieval.keep_dense as merge
     import langchain_graphrag_milvus.retrieval.sparse_vectors as vectors
     import langchain_graphrag_milvus.retrieval.walk_ranking as module
 
-    code = b"".join(Path(m.__file__).read_bytes() for m in (module, vectors, merge))  # type: ignore[arg-type]
+    modules = (module, vectors, merge, fusion)
+    code = b"".join(Path(m.__file__).read_bytes() for m in modules)  # type: ignore[arg-type]
     source = code + repr(variants).encode() + repr(default_variant()).encode()
     return hashlib.blake2b(source, digest_size=4).hexdigest()
 
@@ -412,19 +426,22 @@ def load_set(
 def candidate(spec: str) -> Variant:
     """The default with ``option=value[,option=value...]`` applied (values parsed by the default's type).
 
-    Options: those of ``WalkParams``, and ``keep_dense`` / ``keep_dense_slack`` of the final merge.
+    Options: those of ``WalkParams``, ``keep_dense`` / ``keep_dense_slack`` of the final merge and
+    ``fuse_dense`` / ``fuse_dense_c`` of the fusion.
     """
     default = default_variant()
     changes: dict[str, Any] = {}
-    merge = {"keep_dense": default.keep, "keep_dense_slack": default.slack}
+    merge: dict[str, Any] = {"keep_dense": default.keep, "keep_dense_slack": default.slack}
+    merge |= {"fuse_dense": default.fuse, "fuse_dense_c": default.fuse_c}
     for part in spec.split(","):
         option, _, value = part.partition("=")
         if option in merge:
-            merge[option] = int(value)
+            merge[option] = type(merge[option])(value)
         else:
             changes[option] = type(getattr(default.walk, option))(value)
     walk = WalkParams(**{**default.walk.__dict__, **changes})
-    return Variant(walk, merge["keep_dense"], merge["keep_dense_slack"])
+    fuse_c = merge["fuse_dense_c"] if merge["fuse_dense"] else 0.0
+    return Variant(walk, merge["keep_dense"], merge["keep_dense_slack"], merge["fuse_dense"], fuse_c)
 
 
 def compare(sets: dict[str, dict[str, Any]], variants: list[Variant], options: list[str], n_folds: int) -> None:
@@ -475,6 +492,17 @@ def main(argv: list[str] | None = None) -> int:
         help="search only keep_dense / keep_dense_slack, with the default walk (one walk per question: fast)",
     )
     parser.add_argument(
+        "--fusion-grid",
+        action="store_true",
+        help="also search fuse_dense / fuse_dense_c (reciprocal-rank fusion with the dense order) with every walk "
+        "setting",
+    )
+    parser.add_argument(
+        "--fusion-only",
+        action="store_true",
+        help="search only fuse_dense / fuse_dense_c (and keep_dense with --keep-grid), with the default walk",
+    )
+    parser.add_argument(
         "--data", type=Path, default=DATA, help="directory of musique100/, hotpotqa100/ (default: %(default)s)"
     )
     parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
@@ -502,9 +530,13 @@ def main(argv: list[str] | None = None) -> int:
             pairs += ["musique100:offline", "hotpotqa100:offline"]
         except ImportError:
             log("offline extractor not installed: only the given triplets")
-    variants = grid(args.full_grid, KEEPS if args.keep_grid else ((0, 0),))
+    keeps = KEEPS if args.keep_grid else [(0, 0)]
+    fusions = FUSIONS if args.fusion_grid or args.fusion_only else [(0.0, 0.0)]
+    variants = grid(args.full_grid, keeps, fusions)
     if args.keep_only:
         variants = [Variant(WalkParams(), m, g) for m, g in KEEPS]
+    if args.fusion_only:
+        variants = [Variant(WalkParams(), m, g, f, c) for f, c in fusions for m, g in keeps]
     n_grid = len(variants)  # --compare settings outside the grid are ranked too, but not fitted by the CV
     variants += [c for c in dict.fromkeys(candidate(spec) for spec in args.compare) if c not in variants]
     sets = {}

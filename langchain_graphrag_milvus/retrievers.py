@@ -306,6 +306,8 @@ class MilvusGraphRetriever(_StoreRetriever):
     ppr_chain: int = _setting("ppr_chain")
     keep_dense: int = _setting("keep_dense")
     keep_dense_slack: int = _setting("keep_dense_slack")
+    fuse_dense: float = _setting("fuse_dense")
+    fuse_dense_c: float = _setting("fuse_dense_c")
     max_candidates: int = _setting("max_candidates")
     rerank_select: int = _setting("rerank_select")
     rerank_timeout: float | None = _setting("rerank_timeout")

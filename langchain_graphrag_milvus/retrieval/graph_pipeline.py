@@ -53,6 +53,7 @@ from langchain_graphrag_milvus.retrieval.effects import (
     ask,
     search_all,
 )
+from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
@@ -166,16 +167,25 @@ def graph_pipeline(
     if why:
         yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
-    if p.ranking == "ppr" and p.keep_dense:  # the dense top hits keep a place (keep_dense.py)
-        by_id = {r.id: r for r in dense} | {r.id: r for r in ranked}
-        kept = keep_dense(
-            [r.id for r in ranked], [r.id for r in dense], k=p.k, keep=p.keep_dense, slack=p.keep_dense_slack
-        )
-        ranked = [by_id[i] for i in kept]
+    if p.ranking == "ppr":
+        ranked = dense_merge(ranked, dense, p)
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)
     return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
+
+
+def dense_merge(ranked: list[Ranked], dense: list[Ranked], p: RetrievalParams) -> list[Ranked]:
+    """The no-LLM order fused with the dense order (fusion.py), then the dense top hits kept (keep_dense.py)."""
+    if not (p.fuse_dense or p.keep_dense):
+        return ranked
+    by_id = {r.id: r for r in dense} | {r.id: r for r in ranked}
+    ids = [r.id for r in ranked]
+    if p.fuse_dense:
+        ids = fuse_orders(ids, [r.id for r in dense[:FUSION_DEPTH]], weight=p.fuse_dense, c=p.fuse_dense_c)
+    if p.keep_dense:
+        ids = keep_dense(ids, [r.id for r in dense], k=p.k, keep=p.keep_dense, slack=p.keep_dense_slack)
+    return [by_id[i] for i in ids]
 
 
 def _no_graph(q: QueryHits) -> tuple[str, str | None]:
@@ -236,7 +246,8 @@ def first_searches(
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
-    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0)
+    fusion_depth = FUSION_DEPTH if ppr and p.fuse_dense else 0  # the fusion reads the dense top FUSION_DEPTH
+    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0, fusion_depth)
     searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
     if search_relations:
         searches.insert(0, Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS))

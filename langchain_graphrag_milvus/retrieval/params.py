@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field
 
 from langchain_graphrag_milvus.milvus.expr import as_filter
+from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH
 from langchain_graphrag_milvus.retrieval.timeouts import check_timeout
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams
 
@@ -73,6 +74,10 @@ class Rule:
 
 def _int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int)
+
+
+def _real(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 POSITIVE = Rule(lambda v: _int(v) and v >= 1, "must be a positive integer", {"ge": 1})
@@ -239,6 +244,18 @@ class RetrievalParams:
     keep_dense_slack: int = param(
         0, "Positions the graph's order may put ahead of each kept dense hit (see keep_dense).", NON_NEGATIVE
     )
+    fuse_dense: float = param(
+        0.0,
+        "Share of the dense (passage-similarity) order in a weighted reciprocal-rank fusion with the graph's "
+        "order ('ppr', no-LLM order; retrieval/fusion.py); 0: the graph's order alone.",
+        Rule(lambda v: _real(v) and 0.0 <= v <= 1.0, "must be in [0, 1]", {"ge": 0, "le": 1}),
+    )
+    fuse_dense_c: float = param(
+        0.0,
+        "Rank offset c of the fusion: a passage scores (1 - fuse_dense) / (c + graph rank) + "
+        "fuse_dense / (c + dense rank); with fuse_dense=0.5 and c=0 the two orders alternate, the graph's first.",
+        Rule(lambda v: _real(v) and v >= 0.0, "must be a non-negative number", {"ge": 0}),
+    )
     max_candidates: int = param(50, "Candidate relations shown to the reranker.", POSITIVE)
     rerank_select: int = param(3, "Relations the LLM is asked to select.", POSITIVE)
     filter: str | None = param(None, _FILTER_DOC, EXPRESSION)
@@ -251,6 +268,11 @@ class RetrievalParams:
 
     def __post_init__(self) -> None:
         _check(self)
+
+    @property
+    def walk_limit(self) -> int:
+        """How deep the walk's order is read: ``k``, the reranker's candidates, the fusion's depth."""
+        return max(self.k, self.max_candidates, FUSION_DEPTH if self.fuse_dense else 0)
 
     @property
     def walk(self) -> WalkParams:

@@ -272,7 +272,7 @@ def ppr_ranking(
         graph,
         seeds,
         params,
-        limit=max(p.k, p.max_candidates),
+        limit=p.walk_limit,
         relation_mask=None if view is None else view.relations,
         allowed_passages=None if view is None else view.passages,
     )
