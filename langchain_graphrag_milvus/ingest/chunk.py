@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable
 from langchain_graphrag_milvus.errors import ConcurrentWriteError
 from langchain_graphrag_milvus.ingest.bulk import BulkLoad
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.extract import extract_records
 from langchain_graphrag_milvus.ingest.plan import (
     ChunkPlan,
     PlannedRelation,
@@ -32,7 +33,6 @@ from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.ingest.reuse import StoredWork, known, reuse_stored, unembedded
 from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.supplement import supplement_records
-from langchain_graphrag_milvus.ingest.triplets import extract_texts
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
@@ -76,21 +76,9 @@ def _extract(
     strict: bool,
 ) -> None:
     """Fill the triplets of records that came without, from the cache or the extractor."""
-    results = extract_texts(
-        [r.text for r in records],
-        extractor,
-        ctx.extraction_cache,
-        max_concurrency=ctx.extraction_concurrency,
-        titles=[t if isinstance(t := r.metadata.get("title"), str) else None for r in records],
-    )
-    for record, (raw, usage, cached, error) in zip(records, results):
-        if error is not None:
-            if strict:
-                raise error
-            record.extraction_failed = True
-            report.extraction_failures += 1
-            report._problem(Problem(record.id, f"triplet extraction failed: {type(error).__name__}: {error}"))
-            continue
+    for record, raw, usage, cached in extract_records(
+        records, extractor, ctx, report, strict=strict, what="triplet extraction"
+    ):
         if cached:
             report.extraction_cached += 1
         else:

@@ -2,8 +2,8 @@
 
 Re-runnable and incremental: every run reads all passages (key and text), takes their
 triplets from ``triplets=`` or the extractor (cached by text, so a re-run calls no model
-for unchanged passages), writes only missing entities and relations (each text embedded
-once), links relations to the passages that state them, unlinks what a changed passage no
+for unchanged passages) plus the store's ``supplement``, writes only missing entities and
+relations (each text embedded once), links relations to the passages that state them, unlinks what a changed passage no
 longer states, and removes what only vanished passages supported. Writes go entities →
 relations; the graph index is derived from the relation rows, so a run that crashed is
 completed by running it again.
@@ -19,9 +19,10 @@ from tqdm.auto import tqdm
 
 from langchain_graphrag_milvus.errors import GraphRAGError
 from langchain_graphrag_milvus.ingest.context import IngestContext
+from langchain_graphrag_milvus.ingest.extract import extract_each
 from langchain_graphrag_milvus.ingest.plan import triplet_rows
 from langchain_graphrag_milvus.ingest.records import Problem, Triplet, parse_triplets
-from langchain_graphrag_milvus.ingest.triplets import extract_texts
+from langchain_graphrag_milvus.ingest.supplement import merge_supplement
 from langchain_graphrag_milvus.milvus.existing import ExistingCollectionConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
@@ -49,6 +50,7 @@ class IndexReport:
     extraction_calls: int = 0
     extraction_cached: int = 0
     extraction_failures: int = 0
+    triplets_supplemented: int = 0
     triplets_skipped: int = 0
     problems: list[Problem] = field(default_factory=list)
 
@@ -60,6 +62,7 @@ class IndexReport:
             f"{self.texts_embedded} texts embedded; extraction: {self.extraction_calls} calls, "
             f"{self.extraction_cached} cached, {self.extraction_failures} failed; "
             f"{self.triplets_skipped} triplets skipped"
+            + (f"; {self.triplets_supplemented} triplets supplemented" if self.triplets_supplemented else "")
         )
 
 
@@ -103,26 +106,57 @@ def _triplets_of(
     raw: dict[str, Any] = {pid: given[pid] for pid, _ in batch if given is not None and pid in given}
     todo = [(pid, text) for pid, text in batch if pid not in raw and text.strip()]
     if extractor is not None and todo:
-        results = extract_texts(
-            [t for _, t in todo], extractor, ctx.extraction_cache, max_concurrency=ctx.extraction_concurrency
-        )
-        for (pid, _), (triplets, _usage, cached, error) in zip(todo, results):
-            if error is not None:
-                if strict:
-                    raise error
-                report.extraction_failures += 1
-                report.problems.append(Problem(pid, f"triplet extraction failed: {type(error).__name__}: {error}"))
-                continue
+        for i, triplets, _usage, cached in _extract(todo, extractor, ctx, report, strict, "triplet extraction"):
             report.extraction_cached += int(cached)
             report.extraction_calls += int(not cached)
-            raw[pid] = triplets
-    out: dict[str, list[Triplet]] = {}
-    for pid, value in raw.items():
-        problems: list[Problem] = []
-        out[pid] = parse_triplets(value, pid, strict=strict, problems=problems)
-        report.triplets_skipped += len(problems)
-        report.problems += problems
+            raw[todo[i][0]] = triplets
+    out: dict[str, list[Triplet]] = {pid: _parse(pid, value, report, strict) for pid, value in raw.items()}
+    if ctx.supplement is not None:
+        _supplement(batch, out, ctx, report, strict)
     return out
+
+
+def _supplement(
+    batch: list[tuple[str, str]], out: dict[str, list[Triplet]], ctx: IngestContext, report: IndexReport, strict: bool
+) -> None:
+    """Add the store's supplement triplets to the passages whose own triplets this run found (in place).
+
+    Only those passages: one this run leaves alone keeps what is stored. A passage whose
+    supplement fails is left out of this run altogether (its stored links stay; the next run
+    retries it), so a failure never unlinks what an earlier run's supplement added.
+    """
+    assert ctx.supplement is not None
+    texts = [(pid, text) for pid, text in batch if pid in out and text.strip()]
+    done = _extract(texts, ctx.supplement, ctx, report, strict, "supplement extraction")
+    for i, extra, _, _ in done:
+        pid = texts[i][0]
+        merged = merge_supplement(out[pid], _parse(pid, extra, report, strict))
+        report.triplets_supplemented += len(merged) - len(out[pid])
+        out[pid] = merged
+    for i in sorted(set(range(len(texts))) - {i for i, *_ in done}):
+        del out[texts[i][0]]
+
+
+def _extract(
+    todo: list[tuple[str, str]], extractor: Runnable[Any, Any], ctx: IngestContext, report: IndexReport,
+    strict: bool, what: str,
+) -> list[tuple[int, Any, dict[str, int], bool]]:  # fmt: skip
+    """:func:`~.extract.extract_each` over ``(passage id, text)`` pairs; failures counted in ``report``."""
+
+    def failed(_: int, problem: Problem) -> None:
+        report.extraction_failures += 1
+        report.problems.append(problem)
+
+    texts, ids = [t for _, t in todo], [pid for pid, _ in todo]
+    return extract_each(texts, extractor, ctx, strict=strict, what=what, failed=failed, ids=ids)
+
+
+def _parse(pid: str, value: Any, report: IndexReport, strict: bool) -> list[Triplet]:
+    problems: list[Problem] = []
+    triplets = parse_triplets(value, pid, strict=strict, problems=problems)
+    report.triplets_skipped += len(problems)
+    report.problems += problems
+    return triplets
 
 
 def _unlink(ctx: IngestContext, planned: Mapping[str, set[str]], report: IndexReport) -> None:

@@ -8,16 +8,77 @@ and the identity of an extractor that keys it are in :mod:`.extraction_cache`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.runnables import Runnable
 
 from langchain_graphrag_milvus.ingest.extraction_cache import TripletCache, extractor_name
+from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem
 
-__all__ = ["TripletCache", "extract_texts", "extractor_name"]
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.ingest.report import IngestReport
+
+__all__ = ["TripletCache", "extract_texts", "extract_each", "extract_records", "extractor_name"]
+
+
+def extract_each(
+    texts: Sequence[str],
+    extractor: Runnable[Any, Any],
+    ctx: Any,
+    *,
+    strict: bool,
+    what: str,
+    failed: Callable[[int, Problem], None],
+    ids: Sequence[str],
+    titles: Sequence[str | None] | None = None,
+) -> list[tuple[int, Any, dict[str, int], bool]]:
+    """Run ``extractor`` over ``texts`` (cache first); the successes as ``(position, raw, usage, cached)``.
+
+    ``ctx`` gives the extraction cache and concurrency (an ``IngestContext``). A failure is
+    raised if ``strict``, else handed to ``failed`` with its position and a :class:`Problem`
+    naming the passage id and ``what`` failed (e.g. ``"triplet extraction"``).
+    """
+    results = extract_texts(
+        list(texts), extractor, ctx.extraction_cache, max_concurrency=ctx.extraction_concurrency, titles=titles
+    )
+    done: list[tuple[int, Any, dict[str, int], bool]] = []
+    for i, (raw, usage, cached, error) in enumerate(results):
+        if error is None:
+            done.append((i, raw, usage, cached))
+        elif strict:
+            raise error
+        else:
+            failed(i, Problem(ids[i], f"{what} failed: {type(error).__name__}: {error}"))
+    return done
+
+
+def extract_records(
+    records: Sequence[PassageRecord],
+    extractor: Runnable[Any, Any],
+    ctx: Any,
+    report: IngestReport,
+    *,
+    strict: bool,
+    what: str,
+) -> list[tuple[PassageRecord, Any, dict[str, int], bool]]:
+    """:func:`extract_each` over records (their titles too); a failed record is marked for a retry.
+
+    A failure sets the record's ``extraction_failed`` (the next ingest extracts it again),
+    is counted in the report and named as a problem.
+    """
+
+    def failed(i: int, problem: Problem) -> None:
+        records[i].extraction_failed = True
+        report.extraction_failures += 1
+        report._problem(problem)
+
+    titles = [t if isinstance(t := r.metadata.get("title"), str) else None for r in records]
+    done = extract_each([r.text for r in records], extractor, ctx, strict=strict, what=what, failed=failed,
+                        ids=[r.id for r in records], titles=titles)  # fmt: skip
+    return [(records[i], raw, usage, cached) for i, raw, usage, cached in done]
 
 
 def _batch_extract(extractor: Any, texts: list[str], titles: dict[str, str]) -> list[Any]:

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from langchain_core.runnables import Runnable
 
-from langchain_graphrag_milvus.ingest.extract import extract_texts
+from langchain_graphrag_milvus.ingest.extract import extract_records
 from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, Triplet, parse_triplets
 from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.text.names import entity_key
@@ -102,21 +102,9 @@ def supplement_records(
     supplement extraction leaves the record's own triplets and marks it for a retry on the
     next ingest (strict: raises).
     """
-    results = extract_texts(
-        [r.text for r in records],
-        supplement,
-        ctx.extraction_cache,
-        max_concurrency=ctx.extraction_concurrency,
-        titles=[t if isinstance(t := r.metadata.get("title"), str) else None for r in records],
-    )
-    for record, (raw, _, _, error) in zip(records, results):
-        if error is not None:
-            if strict:
-                raise error
-            record.extraction_failed = True
-            report.extraction_failures += 1
-            report._problem(Problem(record.id, f"supplement extraction failed: {type(error).__name__}: {error}"))
-            continue
+    for record, raw, _, _ in extract_records(
+        records, supplement, ctx, report, strict=strict, what="supplement extraction"
+    ):
         problems: list[Problem] = []
         extra = parse_triplets(raw, record.id, strict=strict, problems=problems)
         for problem in problems:

@@ -153,3 +153,31 @@ def test_the_deprecated_classmethod_warns_and_builds_the_same_store(tmp_path) ->
         assert store.passage_collection == "team_docs"
     finally:
         store.close()
+
+
+def test_existing_collection_gets_the_supplement_and_a_failing_one_unlinks_nothing(team) -> None:
+    """``supplement=`` on an existing collection (issue 26, item 2); a failed supplement leaves stored links alone."""
+    vs, open_store, _ = team
+    down = {"now": False}
+
+    def links(text: str) -> dict:
+        if down["now"]:
+            raise RuntimeError("supplement down")
+        return {"triplets": [["Leonhard Euler", "is mentioned with", "Zeta Quokka"]] if "Euler" in text else []}
+
+    store = open_store(supplement=RunnableLambda(links), consistency_level="Strong")
+    first = store.index_passages(triplets=_triplets_by_pk(vs))
+    with_euler = sum("Euler" in r["passage"] for r in nano_dataset())
+    assert first.triplets_supplemented == with_euler > 0 and "triplets supplemented" in str(first)
+    assert "Zeta Quokka" in store.entity_names().values()
+    relations = store.counts()["relations"]
+
+    down["now"] = True  # a new store (an empty extraction cache) whose supplement fails on every passage
+    again = open_store(supplement=RunnableLambda(links), consistency_level="Strong")
+    second = again.index_passages(triplets=_triplets_by_pk(vs))
+    assert second.extraction_failures == 4 and second.triplets_supplemented == 0
+    assert second.links_removed == 0 and again.counts()["relations"] == relations  # nothing unlinked
+    assert "Zeta Quokka" in again.entity_names().values()
+    down["now"] = False
+    third = again.index_passages(triplets=_triplets_by_pk(vs))  # retried: the same graph, nothing new
+    assert third.extraction_failures == 0 and third.relations_added == 0 and third.links_removed == 0
