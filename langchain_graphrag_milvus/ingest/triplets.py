@@ -35,6 +35,8 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, Field
 
 from langchain_graphrag_milvus.ingest.extract import TripletCache, extract_texts, extractor_name
+from langchain_graphrag_milvus.ingest.markup import clean_markup, looks_like_markup
+from langchain_graphrag_milvus.ingest.offline_rules import generic_name
 
 __all__ = [
     "OPENIE_PROMPT",
@@ -42,6 +44,7 @@ __all__ = [
     "TripletExtraction",
     "create_llm_triplet_extractor",
     "parse_extraction",
+    "specific_triplets",
     "TripletCache",
     "TRANSIENT_ERRORS",
     "extract_texts",
@@ -152,7 +155,23 @@ def _usage(message: BaseMessage | None) -> dict[str, int]:
 
 
 def _from_message(message: BaseMessage) -> dict[str, Any]:
-    return {"triplets": parse_extraction(str(message.content)), "usage": _usage(message)}
+    return {"triplets": specific_triplets(parse_extraction(str(message.content))), "usage": _usage(message)}
+
+
+def specific_triplets(items: list[Any]) -> list[Any]:
+    """``items`` without the triplets whose subject or object is a generic word (``use``, ``self``, ``Methods``).
+
+    The rule of the offline extractor (:func:`~.offline_rules.generic_name`), applied to what a
+    model extracts: such an entity joins unrelated passages into one hub. Anything that is not
+    a well-formed triplet is kept as it is, for :func:`~.records.parse_triplets` to report.
+    """
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)) and len(item) == 3 and all(isinstance(x, str) for x in item):
+            if generic_name(item[0]) or generic_name(item[2]):
+                continue
+        out.append(item)
+    return out
 
 
 def _structured_triples(parsed: Any) -> list[list[Any]]:
@@ -177,9 +196,9 @@ def _from_structured(result: dict[str, Any]) -> dict[str, Any]:
     raw = result.get("raw")
     if parsed is None:
         if raw is not None:
-            return {"triplets": parse_extraction(str(raw.content)), "usage": _usage(raw)}
+            return {"triplets": specific_triplets(parse_extraction(str(raw.content))), "usage": _usage(raw)}
         raise OutputParserException(f"structured extraction failed: {result.get('parsing_error')}")
-    return {"triplets": _structured_triples(parsed), "usage": _usage(raw)}
+    return {"triplets": specific_triplets(_structured_triples(parsed)), "usage": _usage(raw)}
 
 
 def _extraction_prompt(
@@ -273,4 +292,11 @@ def create_llm_triplet_extractor(
 
 
 def _as_passage(text: str) -> dict[str, str]:
+    """The prompt's passage: Markdown, reST, HTML and code syntax taken out (:mod:`.markup`), as for spaCy.
+
+    The stored passage keeps its text; the model reads prose with the code identifiers kept as
+    names. A passage that is nothing but markup or code is sent as it is.
+    """
+    if looks_like_markup(text) and (clean := clean_markup(text)).strip():
+        return {"passage": clean}
     return {"passage": text}

@@ -107,3 +107,50 @@ def test_custom_schema_for_structured_output() -> None:
     assert out["triplets"] == [["Euler", "studied under", "Johann Bernoulli"]]
     assert len(llm.prompts[-1]) == 1  # no default few-shot example in another schema's format
     assert "(person)" in str(llm.prompts[-1][0].content)
+
+
+MARKDOWN = """## Using `keyring`
+
+pip can use the system trust store:
+
+```
+$ pip install --use-feature=truststore keyring
+```
+
+See `init.defaultBranch` and **sha256** checks."""
+
+
+def test_the_model_reads_prose_not_markup_and_the_stored_text_is_unchanged() -> None:
+    """Issue 24, item 2 on the LLM path: the prompt gets the text spaCy gets (markup and code syntax out)."""
+    llm = RecordingChat(responses=[ANSWER, ANSWER], prompts=[])
+    extractor = create_llm_triplet_extractor(llm, structured=False)
+    extractor.invoke(MARKDOWN)
+    sent = str(llm.prompts[-1][-1].content)
+    assert "Using keyring." in sent and "init.defaultBranch" in sent and "sha256" in sent  # names kept
+    for syntax in ("```", "## ", "$ pip", "`keyring`", "**"):
+        assert syntax not in sent
+    extractor.invoke("Euler was born in Basel.")  # plain prose is sent as it is
+    assert "Euler was born in Basel." in str(llm.prompts[-1][-1].content)
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_triplets_naming_a_generic_word_are_dropped_like_the_offline_extractors(structured: bool) -> None:
+    answer = (
+        '{"triples": [["self", "is", "the instance"], ["pip", "uses", "Methods"], ["pip", "installs", "keyring"],'
+        ' ["Riemann integral", "integral of", "function"], ["pip", "reads"]]}'
+    )
+    if structured:
+
+        class Generic(StructuredChat):
+            def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
+                facts = [Fact(subject=s, predicate=p, object=o) for s, p, o in
+                         (("self", "is", "the instance"), ("pip", "installs", "keyring"))]  # fmt: skip
+                return RunnableLambda(lambda _: {"parsed": Facts(relations=facts), "raw": AIMessage(""),
+                                                 "parsing_error": None})  # fmt: skip
+
+        extractor = create_llm_triplet_extractor(Generic(responses=[""], prompts=[]), schema=Facts)
+        assert extractor.invoke("pip installs keyring.")["triplets"] == [["pip", "installs", "keyring"]]
+        return
+    extractor = create_llm_triplet_extractor(RecordingChat(responses=[answer], prompts=[]), structured=False)
+    # the malformed one is kept for the ingest to report; "the instance" is not one generic word
+    assert extractor.invoke("pip installs keyring.")["triplets"] == [["pip", "installs", "keyring"], ["pip", "reads"]]
