@@ -131,7 +131,7 @@ def _diff(got: dict[str, dict[str, tuple]], want: dict[str, dict[str, tuple]]) -
 
 @pytest.fixture(scope="module")
 def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusServerHandle]:
-    handle = MilvusServerHandle(tmp_path_factory.mktemp("fault-milvus"), session_ttl=10)
+    handle = MilvusServerHandle(tmp_path_factory.mktemp("fault-milvus"), session_ttl=10, tuned=True)
     try:
         handle.start()
     except Exception as exc:  # the wheel is part of the test extra; a server that cannot start is a failure
@@ -139,7 +139,7 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusS
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.stop(grace=1.0)  # a throwaway directory: no need to wait the 10 s in which it ignores SIGTERM
 
 
 def test_a_private_server_runs_beside_any_other(private_server: MilvusServerHandle) -> None:
