@@ -39,7 +39,8 @@ def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """URI of a real Milvus server for the whole session.
 
     The server gets its own free ports (etcd's too), so it starts beside any other Milvus on the
-    machine; under ``.ci/run`` it records its pid in ``MILVUS_SERVER_PID_DIR`` so CI can stop it,
+    machine, with the test tuning of ``milvus_server.TEST_TUNING`` (shorter polling periods); under
+    ``.ci/run`` it records its pid in ``MILVUS_SERVER_PID_DIR`` so CI can stop it,
     and only it, if this session dies before its teardown.
     """
     uri = request.config.getoption("--milvus-uri")
@@ -52,7 +53,7 @@ def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         if os.environ.get("REQUIRE_MILVUS_SERVER"):
             pytest.fail(f"the milvus server wheel is required: {exc}")
         pytest.skip("the 'milvus' wheel is not installed (pip install -e '.[test]')")
-    handle = MilvusServerHandle(tmp_path_factory.mktemp("milvus-server"))
+    handle = MilvusServerHandle(tmp_path_factory.mktemp("milvus-server"), tuned=True)
     try:
         uri = handle.start()
     except Exception as exc:
@@ -62,7 +63,8 @@ def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     try:
         yield uri
     finally:
-        handle.stop()
+        # a throwaway directory: no need to wait the 10 s in which the server ignores SIGTERM
+        handle.stop(grace=1.0)
 
 
 @pytest.fixture(scope="session", autouse=True)

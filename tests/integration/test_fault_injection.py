@@ -35,7 +35,7 @@ from langchain_graphrag_milvus import MilvusGraphStore
 
 from ..conftest import DATA_DIR
 from ..fakes import LexicalEmbeddings
-from ..milvus_server import MilvusServerHandle
+from ..milvus_server import TEST_TUNING, MilvusServerHandle
 from .test_ingest import graph_signature
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -131,7 +131,7 @@ def _diff(got: dict[str, dict[str, tuple]], want: dict[str, dict[str, tuple]]) -
 
 @pytest.fixture(scope="module")
 def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusServerHandle]:
-    handle = MilvusServerHandle(tmp_path_factory.mktemp("fault-milvus"), session_ttl=10)
+    handle = MilvusServerHandle(tmp_path_factory.mktemp("fault-milvus"), session_ttl=10, tuned=True)
     try:
         handle.start()
     except Exception as exc:  # the wheel is part of the test extra; a server that cannot start is a failure
@@ -139,7 +139,7 @@ def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusS
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.stop(grace=1.0)  # a throwaway directory: no need to wait the 10 s in which it ignores SIGTERM
 
 
 def test_a_private_server_runs_beside_any_other(private_server: MilvusServerHandle) -> None:
@@ -153,6 +153,8 @@ def test_a_private_server_runs_beside_any_other(private_server: MilvusServerHand
     assert store.exists() in (True, False)  # the server answers
     store.close()
     assert (private_server.base_dir / "server.pid").read_text().split() == [str(private_server.pid)]
+    config = (private_server.base_dir / "configs" / "template.yaml").read_text()
+    assert all(new in config for _, new in TEST_TUNING)  # the test tuning reached the server's configuration
     pid_dir = os.environ.get("MILVUS_SERVER_PID_DIR")
     if pid_dir:  # under .ci/run: the record CI uses to stop this server if the session dies
         record = (Path(pid_dir) / f"{private_server.pid}.pid").read_text().split()
