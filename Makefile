@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test test-unit lint bench-expansion eval clean model-test-long dist
+.PHONY: demo test test-unit lint bench-expansion eval clean model-test-long dist onnx-model
 
 # torch: the CPU build 2.13.0 first (on these machines the only one that installs without
 # downloading CUDA packages); the package's `local` extra accepts any torch 2.x a user has.
@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pip install --quiet -e ".[local,test,dev,files,offline,openai,server,eval]"
+	$(PY) -m langchain_graphrag_milvus.embeddings_onnx
 	touch $(STAMP) $(DEMO_STAMP)
 
 # `make demo` installs only what the demo needs (the local model and spaCy), unless the full
@@ -23,10 +24,16 @@ $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pip install --quiet -e ".[local,offline]"
+	$(PY) -m langchain_graphrag_milvus.embeddings_onnx
 	touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
 	$(PY) examples/quickstart.py
+
+# The local model's ONNX export (from the installed weights, into ~/.cache/langchain-graphrag-milvus/onnx;
+# once per machine, also done on first use): embedding then imports neither torch nor transformers.
+onnx-model: $(DEMO_STAMP)
+	$(PY) -m langchain_graphrag_milvus.embeddings_onnx
 
 # A wheel and an sdist in dist/ (what `pip install langchain-graphrag-milvus[local]` installs).
 dist: $(STAMP)

@@ -24,6 +24,7 @@ __all__ = [
     "ForeignCollectionError",
     "ConcurrentWriteError",
     "ExtractionCacheError",
+    "OnnxCacheError",
     "NoRelationsWarning",
 ]
 
@@ -146,4 +147,13 @@ class NoRelationsWarning(UserWarning):
     triplets) and, once per store, when a graph retrieval falls back to similarity for that
     reason. Fix: ingest with an extractor (``extractor="offline"`` or an LLM extractor;
     ``ingest --extractor offline`` on the command line) or give triplets.
+    """
+
+
+class OnnxCacheError(GraphRAGError, RuntimeError):
+    """The place of the package's ONNX export of the local model holds something it did not create.
+
+    A file, a folder without the package's manifest, or a model file changed since the export.
+    Nothing there is overwritten or deleted; the message names the path. With
+    ``LocalMiniLMEmbeddings(runtime="auto")`` the torch runtime is used instead (logged).
     """

@@ -21,7 +21,8 @@ PACKAGE = "langchain_graphrag_milvus"
 FAKE = "layered_pkg"
 MODULES = [
     "__main__", "agent_tool", "errors", "existing_store", "existing_parts", "path_retriever", "retrievers",
-    "store", "subgraph", "datasets", "embedding_cache", "embeddings", "offline_extraction", "triplets", "answers",
+    "store", "subgraph", "datasets", "embedding_cache", "embeddings", "embeddings_onnx", "offline_extraction",
+    "triplets", "answers",
     "server/__init__", "cli/__init__", "cli/main", "graph/__init__", "graph/index", "text/__init__", "text/names",
     "ingest/__init__", "ingest/load", "retrieval/__init__", "retrieval/stages", "milvus/__init__", "milvus/reads",
 ]  # fmt: skip
