@@ -38,6 +38,10 @@ def memory_estimate(rows: int, passages: int, rss_delta: int, target: int = TARG
     return {"per_row": per_row, "target_rows": target_rows, "target_bytes": per_row * target_rows}
 
 
+def _waves(split: dict[str, Any]) -> str:
+    return f"{split['waves_p50']:.0f} / {split['waves_max']:.0f}"
+
+
 def _ms(value: float) -> str:
     return "n/a" if value != value else f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
@@ -76,7 +80,7 @@ def print_queries(results: dict[str, Any], ref: str) -> None:
         ("graph library p50 / p99 ms", _cell(lambda r: _pair(r["graph"], "library"))),
         ("graph Milvus p50 ms", _cell(lambda r: _ms(r["graph"]["milvus_p50"]))),
         ("graph Milvus calls p50", _cell(lambda r: f"{r['graph']['calls_p50']:.0f}")),
-        ("graph Milvus waves p50 / max", _cell(lambda r: f"{r['graph']['waves_p50']:.0f} / {r['graph']['waves_max']:.0f}")),
+        ("graph Milvus waves p50 / max", _cell(lambda r: _waves(r["graph"]))),
         ("R@5 graph / naive", _cell(lambda r: f"{100 * r['graph']['recall']:.1f} / {100 * r['naive']['recall']:.1f}")),
     ]
     print_table(query_rows(results, ref), cols)
