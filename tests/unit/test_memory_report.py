@@ -78,3 +78,12 @@ def test_every_built_part_is_an_item(traced: tuple[dict, int]) -> None:
     assert rep.mapped == 0 and rep.n_relations == 50_000
     # what GraphIndex.nbytes reported is less than 60% of it
     assert rep.array_bytes < 0.6 * rep.total
+
+
+def test_a_clean_name_is_its_own_display_name() -> None:
+    from langchain_graphrag_milvus.text.name_table import NameTable
+
+    text = "".join(["Leonhard", " ", "Euler"])  # a string of its own, as read from Milvus
+    table = NameTable.for_names({"e1": text, "e2": "Johann  Bernoulli"})
+    assert table.displays[0] is table.texts[0]  # one string, not two equal ones
+    assert table.displays[1] == "Johann Bernoulli" and table.texts[1] == "Johann  Bernoulli"
