@@ -300,6 +300,7 @@ class MilvusGraphStore(VectorStoreViews):
     entity_names = forward("_graph_cache", GraphCache.entity_names)
     graph_unchecked = forward("_graph_cache", GraphCache.unchecked)
     graph_moved_on = forward("_graph_cache", GraphCache.moved_on)
+    memory_report = forward("_graph_cache", GraphCache.memory_report)
 
     @property
     def graph(self) -> GraphIndex:

@@ -74,6 +74,7 @@ def _stats(args: argparse.Namespace) -> dict[str, Any]:
                 "bytes": graph.nbytes,
                 "saved_at": str(store.graph_path) if store.graph_path else None,
             },
+            "memory": store.memory_report().as_dict(),
         }
     finally:
         store.close()
@@ -94,9 +95,19 @@ def run_stats(args: argparse.Namespace) -> int:
     )
     lines.append(
         f"graph index: {graph['entities']} entities, {graph['relations']} relations, {graph['passages_linked']} "
-        f"passages linked; {graph['bytes'] / 2**20:.2f} MiB in memory"
+        f"passages linked; {graph['bytes'] / 2**20:.2f} MiB of arrays"
         + (f", saved in {graph['saved_at']}" if graph["saved_at"] else "")
     )
+    memory = stats["memory"]
+    lines.append(
+        f"in memory: {memory['total'] / 2**20:.2f} MiB "
+        f"({memory['mib_per_million_relations']} MiB per million relations)"
+    )
+    lines += [f"  {name}: {size / 2**20:.2f} MiB" for name, size in memory["items"].items() if size]
+    if memory["mapped"]:
+        lines.append(
+            f"  memory-mapped from {terminal_text(str(graph['saved_at']))}: {memory['mapped'] / 2**20:.2f} MiB"
+        )
     emit("\n".join(lines))
     return 0
 

@@ -84,7 +84,11 @@ class GraphData:
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the index (arrays, plus an estimate for passage id strings)."""
+        """Bytes of the index's arrays, plus an estimate for passage id strings.
+
+        Not all a store holds for its graph: ``store.memory_report()`` (``stats``) counts every
+        part, Python objects included (:mod:`.sizes`).
+        """
         arrays = (
             self.entities.nbytes
             + self.relations.nbytes

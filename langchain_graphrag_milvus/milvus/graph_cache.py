@@ -23,6 +23,7 @@ from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_changes import GraphChanges
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
+from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report
 from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
 from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
@@ -292,6 +293,11 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
         with self._lock:
             self._name_table(self.entity_names()).linker_names().index()
             self.linker()
+
+    def memory_report(self) -> MemoryReport:
+        """Bytes held in memory by the graph, names, name table, linker, views (:mod:`.graph_memory`)."""
+        with self._lock:
+            return memory_report(self)
 
     # ------------------------------------------------------------------ derived
     def entity_names(self) -> dict[str, str]:

@@ -172,6 +172,7 @@ class NameTable:
             else:
                 key = linker_key(text)
                 display = clean_text(text) if key else text
+                display = text if display == text else display  # one string, not two equal ones (memory)
             ids.append(eid)
             texts.append(text)
             keys.append(key)
