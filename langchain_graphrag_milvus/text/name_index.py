@@ -35,11 +35,13 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["NameIndex", "TokenIndex", "Q"]
 
@@ -292,12 +294,29 @@ class TokenIndex:
 
     def __init__(self, choices: Sequence[str]) -> None:
         self._choices = choices
-        postings: dict[str, list[int]] = {}
+        # flat postings: the distinct words sorted, and for word j the key indices
+        # postings[offsets[j]:offsets[j + 1]] in increasing order (int32, no Python int per posting)
+        words: list[str] = []
+        owners: list[int] = []
         for i, key in enumerate(choices):
             if " " in key:
                 for token in dict.fromkeys(key.split(" ")):
-                    postings.setdefault(token, []).append(i)
-        self._postings = postings
+                    words.append(token)
+                    owners.append(i)
+        order = sorted(range(len(words)), key=words.__getitem__)  # stable: owners stay increasing per word
+        self._postings = np.asarray(owners, dtype=np.int32)[np.asarray(order, dtype=np.int64)]
+        sorted_words = [words[k] for k in order]
+        del words, owners, order
+        starts = [k for k in range(len(sorted_words)) if k == 0 or sorted_words[k] != sorted_words[k - 1]]
+        self._words: list[str] = [sorted_words[k] for k in starts]
+        self._offsets = np.asarray([*starts, len(sorted_words)], dtype=np.int64)
+
+    def _posting(self, token: str) -> npt.NDArray[np.int32]:
+        """The indices of the keys holding ``token`` (increasing; empty if none)."""
+        j = bisect.bisect_left(self._words, token)
+        if j == len(self._words) or self._words[j] != token:
+            return self._postings[:0]
+        return self._postings[self._offsets[j] : self._offsets[j + 1]]
 
     def containing(self, tokens: Sequence[str]) -> list[tuple[int, bool]]:
         """``(index, at_end)`` of the keys holding ``tokens`` as a contiguous run of words.
@@ -308,8 +327,8 @@ class TokenIndex:
         """
         if not tokens:
             return []
-        lists = [self._postings.get(t, []) for t in tokens]
-        rarest = min(lists, key=len)
+        lists = [self._posting(t) for t in tokens]
+        rarest = min(lists, key=len).tolist()
         run = list(tokens)
         out = []
         for i in rarest:

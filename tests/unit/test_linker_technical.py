@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from langchain_graphrag_milvus import EntityLinker
 from langchain_graphrag_milvus.retrieval.query_entities import looks_like_code
@@ -115,3 +117,30 @@ def test_graph_frequency_counts_passages_of_the_named_entities() -> None:
     assert (list(counts), total) == ([3, 1, 0], 3)
     linked = EntityLinker(["pip", "keyring", "Git"], require_capital=True, frequency=graph_frequency(lambda: graph))
     assert linked.find("does pip use the keyring?") == ["pip", "keyring"]  # 3 passages or fewer: specific
+
+
+def _containing_reference(choices: list[str], tokens: list[str]) -> list[tuple[int, bool]]:
+    """The word index's answer by brute force over every key (what the dict-of-lists version returned)."""
+    out = []
+    for i, key in enumerate(choices):
+        words = key.split(" ")
+        if " " not in key or len(words) <= len(tokens) or not tokens:
+            continue
+        width = len(tokens)
+        ends = [s + width == len(words) for s in range(len(words) - width + 1) if words[s : s + width] == tokens]
+        if ends:
+            out.append((i, any(ends)))
+    return out
+
+
+WORDS = ["a", "b", "euler", "leonhard", "é", "zz"]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), max_size=30),
+    st.lists(st.sampled_from([*WORDS, "nobody"]), min_size=1, max_size=3),
+)
+def test_token_index_equals_a_scan_of_every_key(keys: list[list[str]], run: list[str]) -> None:
+    """The flat postings (sorted words, int32 key indices) answer exactly what a scan of the keys does, in order."""
+    choices = [" ".join(k) for k in keys]
+    assert TokenIndex(choices).containing(run) == _containing_reference(choices, run)
