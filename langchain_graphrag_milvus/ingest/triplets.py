@@ -36,7 +36,6 @@ from pydantic import BaseModel, Field
 
 from langchain_graphrag_milvus.ingest.extract import TripletCache, extract_texts, extractor_name
 from langchain_graphrag_milvus.ingest.markup import clean_markup, looks_like_markup
-from langchain_graphrag_milvus.ingest.offline_rules import generic_name
 
 __all__ = [
     "OPENIE_PROMPT",
@@ -44,7 +43,6 @@ __all__ = [
     "TripletExtraction",
     "create_llm_triplet_extractor",
     "parse_extraction",
-    "specific_triplets",
     "TripletCache",
     "TRANSIENT_ERRORS",
     "extract_texts",
@@ -155,23 +153,8 @@ def _usage(message: BaseMessage | None) -> dict[str, int]:
 
 
 def _from_message(message: BaseMessage) -> dict[str, Any]:
-    return {"triplets": specific_triplets(parse_extraction(str(message.content))), "usage": _usage(message)}
+    return {"triplets": parse_extraction(str(message.content)), "usage": _usage(message)}
 
-
-def specific_triplets(items: list[Any]) -> list[Any]:
-    """``items`` without the triplets whose subject or object is a generic word (``use``, ``self``, ``Methods``).
-
-    The rule of the offline extractor (:func:`~.offline_rules.generic_name`), applied to what a
-    model extracts: such an entity joins unrelated passages into one hub. Anything that is not
-    a well-formed triplet is kept as it is, for :func:`~.records.parse_triplets` to report.
-    """
-    out = []
-    for item in items:
-        if isinstance(item, (list, tuple)) and len(item) == 3 and all(isinstance(x, str) for x in item):
-            if generic_name(item[0]) or generic_name(item[2]):
-                continue
-        out.append(item)
-    return out
 
 
 def _structured_triples(parsed: Any) -> list[list[Any]]:
@@ -196,9 +179,9 @@ def _from_structured(result: dict[str, Any]) -> dict[str, Any]:
     raw = result.get("raw")
     if parsed is None:
         if raw is not None:
-            return {"triplets": specific_triplets(parse_extraction(str(raw.content))), "usage": _usage(raw)}
+            return {"triplets": parse_extraction(str(raw.content)), "usage": _usage(raw)}
         raise OutputParserException(f"structured extraction failed: {result.get('parsing_error')}")
-    return {"triplets": specific_triplets(_structured_triples(parsed)), "usage": _usage(raw)}
+    return {"triplets": _structured_triples(parsed), "usage": _usage(raw)}
 
 
 def _extraction_prompt(

@@ -132,25 +132,3 @@ def test_the_model_reads_prose_not_markup_and_the_stored_text_is_unchanged() -> 
     extractor.invoke("Euler was born in Basel.")  # plain prose is sent as it is
     assert "Euler was born in Basel." in str(llm.prompts[-1][-1].content)
 
-
-@pytest.mark.parametrize("structured", [False, True])
-def test_triplets_naming_a_generic_word_are_dropped_like_the_offline_extractors(structured: bool) -> None:
-    answer = (
-        '{"triples": [["self", "is", "the instance"], ["pip", "uses", "Methods"], ["pip", "installs", "keyring"],'
-        ' ["Riemann integral", "integral of", "function"], ["pip", "reads"]]}'
-    )
-    if structured:
-
-        class Generic(StructuredChat):
-            def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
-                facts = [Fact(subject=s, predicate=p, object=o) for s, p, o in
-                         (("self", "is", "the instance"), ("pip", "installs", "keyring"))]  # fmt: skip
-                return RunnableLambda(lambda _: {"parsed": Facts(relations=facts), "raw": AIMessage(""),
-                                                 "parsing_error": None})  # fmt: skip
-
-        extractor = create_llm_triplet_extractor(Generic(responses=[""], prompts=[]), schema=Facts)
-        assert extractor.invoke("pip installs keyring.")["triplets"] == [["pip", "installs", "keyring"]]
-        return
-    extractor = create_llm_triplet_extractor(RecordingChat(responses=[answer], prompts=[]), structured=False)
-    # the malformed one is kept for the ingest to report; "the instance" is not one generic word
-    assert extractor.invoke("pip installs keyring.")["triplets"] == [["pip", "installs", "keyring"], ["pip", "reads"]]
