@@ -43,6 +43,13 @@ from langchain_graphrag_milvus.retrieval.params import (
     setting_names,
 )
 from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity_extractor
+from langchain_graphrag_milvus.retrieval.rankings import (
+    FLAT_SETTINGS,
+    Ranking,
+    ranking_class,
+    ranking_for_call,
+    resolve_ranking,
+)
 from langchain_graphrag_milvus.retrieval.rerank import create_llm_reranker
 from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore, check_store
 from langchain_graphrag_milvus.subgraph import Subgraph
@@ -59,6 +66,16 @@ def _valid_store(value: Any) -> RetrievalStore:
 
 #: The ``store`` field: any object with the reads retrieval needs (checked without running them).
 StoreField = Annotated[RetrievalStore, PlainValidator(_valid_store)]
+
+
+def _valid_ranking(value: Any) -> str | Ranking:
+    if not isinstance(value, Ranking):
+        ranking_class(value)  # ValueError: ranking must be 'ppr' or 'similarity', got ...
+    return value  # type: ignore[no-any-return]
+
+
+#: The ``ranking`` field: a ranking's name or a :class:`~.retrieval.rankings.Ranking` value.
+RankingField = Annotated[Any, PlainValidator(_valid_ranking)]
 
 _warned_stores: weakref.WeakSet[Any] = weakref.WeakSet()
 _warned_ids: set[int] = set()  # stores that cannot be weakly referenced
@@ -291,7 +308,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     reranker: Runnable[dict[str, Any], list[int]] | None = Field(
         default=None, description="Runnable {question, relations, select} → positions; default: LLM if `llm`."
     )
-    ranking: Literal["ppr", "similarity"] = _setting("ranking")
+    ranking: RankingField = _setting("ranking")
     entity_top_k: int = _setting("entity_top_k")
     relation_top_k: int = _setting("relation_top_k")
     hops: int = _setting("hops")
@@ -318,6 +335,15 @@ class MilvusGraphRetriever(_StoreRetriever):
     _extractor: Runnable[str, list[str]] | None = PrivateAttr(default=None)
     _reranker: Runnable[dict[str, Any], list[int]] | None = PrivateAttr(default=None)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _ranking_value(cls, data: Any) -> Any:
+        """A ranking value with the flat settings given beside it applied; the flat fields mirror it."""
+        if isinstance(data, dict) and isinstance(data.get("ranking"), Ranking):
+            value = resolve_ranking(data["ranking"], {n: v for n, v in data.items() if n in FLAT_SETTINGS})
+            data = {**data, "ranking": value, **value.flat_settings()}
+        return data
+
     @model_validator(mode="after")
     def _resolve(self) -> MilvusGraphRetriever:
         self._defaults()  # validates the combination once, at construction
@@ -330,7 +356,11 @@ class MilvusGraphRetriever(_StoreRetriever):
     def _pipeline(
         self, query: str, kwargs: dict[str, Any], trace: dict[str, Any] | None = None
     ) -> Steps[list[Document]]:
-        params = call_params(self._defaults(), kwargs)
+        defaults = self._defaults()
+        if kwargs.get("ranking") is not None:  # a name or a value: see ranking_for_call
+            own = {name: getattr(self, name) for name in FLAT_SETTINGS}
+            kwargs = {**kwargs, "ranking": ranking_for_call(defaults.ranking, kwargs["ranking"], own)}
+        params = call_params(defaults, kwargs)
         return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker, trace=trace)
 
     def explain(self, query: str, **kwargs: Any) -> Subgraph:

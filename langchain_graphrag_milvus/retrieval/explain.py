@@ -204,8 +204,7 @@ def build_query_subgraph(
     }
     sub.relations(shown, rows, hop, ent_hop, trace)
     sub.passages(docs, {rid: rows[rid] for rid in shown})
-    p = trace["params"]
-    settings = {f.name: getattr(p, f.name) for f in dataclasses.fields(p)}
+    settings = trace["params"].flat()  # the flat names, the ranking's own included
     settings.update(max_relations=max_relations, display_hops=display_hops, query_entities=trace.get("entities"))
     truncated = bool(exp.truncated) or len(shown) < len(rows)
     return Subgraph(

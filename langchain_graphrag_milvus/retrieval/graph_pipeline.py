@@ -7,12 +7,14 @@ blocking calls, its async executor with ``await``. Both run this same code, so t
 paths cannot drift apart; failures of an effect are thrown back into the generator,
 which decides where to fall back (reranker, entity extractor) and where to fail (Milvus).
 
-Two rankings share the pipeline:
+The ranking is a value (:mod:`~langchain_graphrag_milvus.retrieval.rankings`): the pipeline
+asks it what to search and lets it rank, and never tests which ranking it holds.
 
-* ``"ppr"`` (default): the no-LLM ranking of :mod:`langchain_graphrag_milvus.retrieval.ranking`;
-  with a reranker, its pool is one relation per passage of the graph ∪ vector ranking.
-* ``"similarity"``: the seed notebook's method — entity top-k and relation top-k,
-  ``hops`` of expansion, candidates ordered by their similarity to the query.
+* :class:`~.rankings.PageRankWalk` (``"ppr"``, default): chained PageRank walks; with a
+  reranker, its pool is one relation per passage of the graph ∪ vector ranking.
+* :class:`~.rankings.SimilarityExpansion` (``"similarity"``): the seed notebook's method —
+  entity top-k and relation top-k, ``hops`` of expansion, candidates ordered by their
+  similarity to the query.
 """
 
 from __future__ import annotations
@@ -53,10 +55,9 @@ from langchain_graphrag_milvus.retrieval.effects import (
     ask,
     search_all,
 )
-from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
-from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
+from langchain_graphrag_milvus.retrieval.rankings import relation_scope
 from langchain_graphrag_milvus.retrieval.stages import (
     RELATION_FIELDS,
     Candidate,
@@ -66,11 +67,8 @@ from langchain_graphrag_milvus.retrieval.stages import (
     from_relations,
     merge,
     order_from_positions,
-    ppr_ranking,
     search_in_view,
-    similarity_ranking,
 )
-from langchain_graphrag_milvus.retrieval.walk_ranking import AUTO_PUSH_RELATIONS
 from langchain_graphrag_milvus.text.names import key_to_id
 
 logger = logging.getLogger("langchain_graphrag_milvus")
@@ -81,6 +79,7 @@ __all__ = [
     "graph_pipeline",
     "naive_pipeline",
     "first_searches",
+    "relation_scope",
     "rerank",
     "query_entities",
     "first_unique_names",
@@ -156,10 +155,7 @@ def graph_pipeline(
         trace.update(params=p, entities=names, graph=q.graph, view=q.view, query_vector=q.qvec)
         trace.update(entity_hits=q.entity_hits, relation_hits=q.relation_hits, passage_hits=q.passage_hits)
 
-    if p.ranking == "similarity":
-        ranked, pool = yield from similarity_ranking(q, p, trace=trace)
-    else:
-        ranked, pool = yield from ppr_ranking(q, p, reranker is not None, trace=trace)
+    ranked, pool = yield from p.ranking.rank(q, p, reranker is not None, trace)
     chosen = (yield from rerank(query, pool, p, reranker)) if reranker is not None and pool else []
     if trace is not None:
         trace.update(pool=pool, chosen=chosen)
@@ -167,25 +163,11 @@ def graph_pipeline(
     if why:
         yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
-    if p.ranking == "ppr":
-        ranked = dense_merge(ranked, dense, p)
+    ranked = p.ranking.merge_dense(ranked, dense, p.k)
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)
     return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
-
-
-def dense_merge(ranked: list[Ranked], dense: list[Ranked], p: RetrievalParams) -> list[Ranked]:
-    """The no-LLM order fused with the dense order (fusion.py), then the dense top hits kept (keep_dense.py)."""
-    if not (p.fuse_dense or p.keep_dense):
-        return ranked
-    by_id = {r.id: r for r in dense} | {r.id: r for r in ranked}
-    ids = [r.id for r in ranked]
-    if p.fuse_dense:
-        ids = fuse_orders(ids, [r.id for r in dense[:FUSION_DEPTH]], weight=p.fuse_dense, c=p.fuse_dense_c)
-    if p.keep_dense:
-        ids = keep_dense(ids, [r.id for r in dense], k=p.k, keep=p.keep_dense, slack=p.keep_dense_slack)
-    return [by_id[i] for i in ids]
 
 
 def _no_graph(q: QueryHits) -> tuple[str, str | None]:
@@ -209,10 +191,11 @@ def first_searches(
 ) -> Steps[QueryHits]:
     """The graph, one embedding call for the query and its entities, and the batched searches.
 
-    Under ``ranking="ppr"`` a name that is exactly a graph entity (inside the filter's view)
-    is neither embedded nor searched: the ranking seeds that entity and never reads the
-    name's vector hits, so its ``entity_hits`` are ``[]``. ``all_entities`` (a trace, which
-    shows every name's hits) searches them all, as ``ranking="similarity"`` always does.
+    What to search comes from the ranking value (``p.ranking``). Under ``ranking="ppr"``
+    (:attr:`~.rankings.Ranking.links_exact_entities`) a name that is exactly a graph entity
+    (inside the filter's view) is neither embedded nor searched: the ranking seeds that entity
+    and never reads the name's vector hits, so its ``entity_hits`` are ``[]``. ``all_entities``
+    (a trace, which shows every name's hits) searches them all, as ``ranking="similarity"`` always does.
     Under a filter, the graph is restricted to the filter's view and the entity and
     relation hits are the top ones *inside* it (searching deeper when others' hits crowd
     them out). Under ``ranking="ppr"``, ``ppr_relation_seeds=0`` skips the relation search and
@@ -227,27 +210,26 @@ def first_searches(
     graph = yield from ask(GetGraph(defer_check=True))
     view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
     searched = list(range(len(names)))
-    ppr = p.ranking == "ppr"
-    exact = exact_entities(graph, names, view).tolist() if ppr else []
-    if ppr and not all_entities:  # exact names need no vector
+    ranking = p.ranking
+    exact = exact_entities(graph, names, view).tolist() if ranking.links_exact_entities else []
+    if ranking.links_exact_entities and not all_entities:  # exact names need no vector
         searched = [i for i, e in enumerate(exact) if e < 0]
     texts = (query, *(names[i] for i in searched))
     vectors = check_query_vectors(texts, (yield from ask(Embed(texts))))  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
-    relation_k = relation_limit = max(p.relation_top_k, p.ppr_relation_seeds if ppr else 0)
+    relation_k = relation_limit = ranking.relation_hits(p.relation_top_k)
     # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds=0``; the
     # reranker's pool scores its passages' relations with a search restricted to them)
-    search_relations = not (ppr and p.ppr_relation_seeds == 0)
+    search_relations = relation_k > 0
     relation_filter = None
-    if ppr and relation_scope(p.relation_scope, graph.n_relations) == "entities" and view is None:
+    if ranking.search_scope(graph.n_relations) == "entities" and view is None:
         relation_filter = linked_relations_filter(graph, exact)
     entity_limit = p.entity_top_k
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
-    fusion_depth = FUSION_DEPTH if ppr and p.fuse_dense else 0  # the fusion reads the dense top FUSION_DEPTH
-    passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0, fusion_depth)
+    passage_limit = max(p.k, ranking.passage_hits(), p.max_candidates if with_reranker else 0)
     searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
     if search_relations:
         searches.insert(0, Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS))
@@ -286,21 +268,6 @@ def first_searches(
 #: p50 ms of ``pk in`` / of ``subject_id in … or object_id in …``): under 100: 8 / 35; 100–500: 15 / 36;
 #: 500–2,000: 36 / 49; 2,000–5,000: 73 / 79; 8,742: 106 / 30.
 PK_SCOPE_MAX = 2_000
-
-
-def relation_scope(scope: str, n_relations: int) -> str:
-    """``"all"`` or ``"entities"``: ``scope`` with ``"auto"`` resolved for a graph of ``n_relations``.
-
-    ``"auto"`` ranks every relation below :data:`~.walk_ranking.AUTO_PUSH_RELATIONS` (30,000)
-    relations — the eval graphs, unchanged — and only the linked entities' relations from there
-    on, where a search over every relation vector is most of a query's time. Measured
-    (``benchmarks/bench_scale.py``, 200k passages / 1.8M relations, FLAT): graph p50 361 → 88 ms
-    (naive 42–53 ms), Recall@5 72.5 both ways; on the eval graphs, ``"entities"`` against ``"all"``:
-    R@2 +0.9 to +1.0, R@5 −0.3 to −2.0, inside the fold spread (README, Scale).
-    """
-    if scope != "auto":
-        return scope
-    return "entities" if n_relations >= AUTO_PUSH_RELATIONS else "all"
 
 
 def linked_relations_filter(graph: GraphIndex, exact: Sequence[int]) -> str | None:
@@ -343,11 +310,11 @@ def rerank(
         )
         chosen = order_from_positions(pool, positions)
         if not chosen:
-            logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking)
+            logger.warning("reranker chose no valid relation; using the retriever's own order (%s)", p.ranking.name)
         return chosen
     except Exception as exc:
         logger.warning(
-            "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking
+            "reranker failed (%s); using the retriever's own order (%s)", exc or type(exc).__name__, p.ranking.name
         )
         return []
 

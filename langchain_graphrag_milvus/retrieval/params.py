@@ -18,16 +18,29 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from pydantic import Field
 
 from langchain_graphrag_milvus.milvus.expr import as_filter
-from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH
-from langchain_graphrag_milvus.retrieval.timeouts import check_timeout
-from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams
+from langchain_graphrag_milvus.retrieval.rankings import (
+    DEFAULT_RANKING,
+    FLAT_SETTINGS,
+    Ranking,
+    resolve_ranking,
+)
+from langchain_graphrag_milvus.retrieval.settings import (
+    EXPRESSION,
+    POSITIVE,
+    POSITIVE_OR_NONE,
+    TIMEOUT,
+    Rule,
+    at_most,
+    check_fields,
+    param,
+)
 
 __all__ = [
     "RetrievalParams",
@@ -48,74 +61,21 @@ P = TypeVar("P")
 IGNORED_KWARGS = frozenset({"verbose"})
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One validation rule: ``ok(value)`` per call; ``constraints`` on the retriever's pydantic field.
-
-    Attributes:
-        ok: True when the value is valid.
-        message: What a valid value is (``"must be a positive integer"``); the error reads
-            ``"<name> <message>, got <value>"``.
-        constraints: pydantic ``Field`` constraints (``ge``, ``le``...) checked at construction.
-        show_value: Append ``", got <value>"`` to the error.
-    """
-
-    ok: Callable[[Any], bool]
-    message: str
-    constraints: Mapping[str, Any] = field(default_factory=dict)
-    show_value: bool = True
-
-    def check(self, name: str, value: Any) -> None:
-        """Raise ``ValueError`` if ``value`` breaks this rule."""
-        if not self.ok(value):
-            got = f", got {value!r}" if self.show_value else ""
-            raise ValueError(f"{name} {self.message}{got}")
-
-
-def _int(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int)
-
-
-def _real(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
-POSITIVE = Rule(lambda v: _int(v) and v >= 1, "must be a positive integer", {"ge": 1})
-NON_NEGATIVE = Rule(lambda v: _int(v) and v >= 0, "must be a non-negative integer", {"ge": 0})
-POSITIVE_OR_NONE = Rule(lambda v: v is None or (_int(v) and v >= 1), "must be a positive integer or None")
-EXPRESSION = Rule(lambda v: v is None or isinstance(v, str), "must be a Milvus expression string", show_value=False)
-
-
-def at_most(limit: int, note: str = "") -> Rule:
-    """At most ``limit`` (pydantic ``le``)."""
-    return Rule(lambda v: v <= limit, f"must be at most {limit}{note}", {"le": limit})
-
-
-def _timeout_ok(value: Any) -> bool:
-    try:
-        check_timeout("", value)
-    except ValueError:
-        return False
-    return True
-
-
-TIMEOUT = Rule(_timeout_ok, "must be a positive number of seconds or None")
-
-
-def param(default: Any, description: str, *rules: Rule) -> Any:
-    """A settings field: its default, its description and its rules (checked in this order)."""
-    return field(default=default, metadata={"description": description, "rules": rules})
-
-
-def _check(params: Any) -> None:
-    for f in dataclasses.fields(params):
-        for rule in f.metadata.get("rules", ()):
-            rule.check(f.name, getattr(params, f.name))
+def _declared(cls: type[Any]) -> dict[str, dataclasses.Field[Any]]:
+    """Every setting ``cls`` accepts, by name: its fields, plus the flat ranking names for :class:`RetrievalParams`."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if cls is RetrievalParams:
+        fields.update({flat: f for flat, (_, f) in FLAT_SETTINGS.items()})
+    return fields
 
 
 def retriever_field(cls: type[Any], name: str) -> Any:
-    """The pydantic ``Field`` of setting ``name`` of ``cls``: default, description, constraints."""
-    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    """The pydantic ``Field`` of setting ``name`` of ``cls``: default, description, constraints.
+
+    For :class:`RetrievalParams`, a flat ranking name (``ppr_damping``) gives the field of the
+    ranking it maps onto (:data:`~.rankings.FLAT_SETTINGS`): one home per default.
+    """
+    f = _declared(cls)[name]
     constraints: dict[str, Any] = {}
     for rule in f.metadata.get("rules", ()):
         constraints.update(rule.constraints)
@@ -124,7 +84,7 @@ def retriever_field(cls: type[Any], name: str) -> Any:
 
 def setting_names(cls: type[Any]) -> frozenset[str]:
     """The settings a retriever holds as fields (every setting but the per-call ``entities``)."""
-    return frozenset(f.name for f in dataclasses.fields(cls) if f.name != "entities")
+    return frozenset(name for name in _declared(cls) if name != "entities")
 
 
 def params_from_fields(cls: type[P], retriever: Any) -> P:
@@ -142,7 +102,7 @@ def call_params(defaults: P, kwargs: Mapping[str, Any]) -> P:
         ValueError: A value that breaks its rule.
         InvalidFilterError: A filter that is neither an expression nor a ``{field: value}`` dict.
     """
-    allowed = {f.name for f in dataclasses.fields(defaults)}  # type: ignore[arg-type]
+    allowed = set(_declared(type(defaults)))
     unknown = set(kwargs) - allowed - IGNORED_KWARGS
     if unknown:
         raise TypeError(
@@ -183,79 +143,35 @@ class NaiveParams:
     min_score: float | None = param(None, _MIN_SCORE_DOC, MIN_SCORE)
 
     def __post_init__(self) -> None:
-        _check(self)
+        check_fields(self)
 
 
-@dataclass(frozen=True, kw_only=True)
+_RANKING_DOC = (
+    "'ppr': chained PageRank walks over the graph (no LLM; the best measured); "
+    "'similarity': the seed's expansion ordered by similarity to the query; "
+    "or a ranking value (PageRankWalk(...), SimilarityExpansion(...): retrieval/rankings.py)."
+)
+
+
+@dataclass(frozen=True, kw_only=True, init=False)
 class RetrievalParams:
-    """Everything one graph retrieval needs; per-call kwargs override the retriever's fields."""
+    """Everything one graph retrieval needs; per-call kwargs override the retriever's fields.
+
+    ``ranking`` is a :class:`~langchain_graphrag_milvus.retrieval.rankings.Ranking` value that
+    owns the ranking's settings. The constructor (and so ``dataclasses.replace`` and
+    :func:`call_params`) also takes ``ranking`` as a name (``"ppr"``, ``"similarity"``) and the
+    flat ranking names (``ppr_damping=0.5``, ``hops=2``...): each is checked under its flat
+    name and applied to the ranking it belongs to (those of another ranking are checked, then
+    ignored). ``RetrievalParams(ranking="similarity", hops=2).ranking`` is
+    ``SimilarityExpansion(hops=2)``.
+    """
 
     k: int = param(4, "Number of passages returned.", POSITIVE)
-    ranking: Literal["ppr", "similarity"] = param(
-        "ppr",
-        "'ppr': chained PageRank walks over the graph (no LLM; the best measured); "
-        "'similarity': the seed's expansion ordered by similarity to the query.",
-        Rule(lambda v: v in ("ppr", "similarity"), "must be 'ppr' or 'similarity'"),
-    )
+    ranking: Ranking = param(DEFAULT_RANKING, _RANKING_DOC)
     entity_top_k: int = param(3, "Entity hits per query entity.", POSITIVE)
     relation_top_k: int = param(3, "Relation hits for the query ('similarity').", POSITIVE)
-    hops: int = param(
-        1,
-        "Expansion depth on the graph ('similarity'; seed: 1).",
-        Rule(lambda v: v in (0, 1, 2, 3), "must be 0, 1, 2 or 3", {"ge": 0, "le": 3}),
-    )
     max_neighbors: int | None = param(100, "Relations taken per entity per hop.")
     max_frontier: int | None = param(None, "Entities expanded per hop (default: pool size).")
-    decay: float = param(
-        0.8,
-        "Graph score factor per hop ('similarity').",
-        Rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]", {"gt": 0, "le": 1}),
-    )
-    ppr_relation_seeds: int = param(
-        50, "Most similar relations seeding PageRank; 0: none, and no relation search.", NON_NEGATIVE
-    )
-    relation_scope: Literal["auto", "all", "entities"] = param(
-        "auto",
-        "Relations the query's relation search ranks ('ppr'): 'all', or 'entities': only those of the "
-        "query's linked entities when it has some (a search filtered to them; 'all' otherwise); "
-        "'auto': 'all' below 30,000 relations, 'entities' from there on.",
-        Rule(lambda v: v in ("auto", "all", "entities"), "must be 'auto', 'all' or 'entities'"),
-    )
-    ppr_passage_seeds: int = param(3, "Most similar passages seeding PageRank.", POSITIVE)
-    ppr_damping: float = param(
-        0.85,
-        "PageRank damping (follow-an-edge probability).",
-        Rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)", {"ge": 0, "lt": 1}),
-    )
-    ppr_temperature: float = param(
-        0.02,
-        "Softmax temperature of the similarity seeds.",
-        Rule(lambda v: isinstance(v, (int, float)) and v > 0, "must be positive", {"gt": 0}),
-    )
-    ppr_chain: int = param(
-        1, "Picks after which a new walk continues from the picked passages' entities.", NON_NEGATIVE
-    )
-    keep_dense: int = param(
-        0,
-        "Top passage-similarity hits kept in the result ('ppr', no-LLM order): dense rank r is placed at "
-        "position r + keep_dense_slack at the latest; 0: the graph's order alone.",
-        NON_NEGATIVE,
-    )
-    keep_dense_slack: int = param(
-        0, "Positions the graph's order may put ahead of each kept dense hit (see keep_dense).", NON_NEGATIVE
-    )
-    fuse_dense: float = param(
-        0.0,
-        "Share of the dense (passage-similarity) order in a weighted reciprocal-rank fusion with the graph's "
-        "order ('ppr', no-LLM order; retrieval/fusion.py); 0: the graph's order alone.",
-        Rule(lambda v: _real(v) and 0.0 <= v <= 1.0, "must be in [0, 1]", {"ge": 0, "le": 1}),
-    )
-    fuse_dense_c: float = param(
-        0.0,
-        "Rank offset c of the fusion: a passage scores (1 - fuse_dense) / (c + graph rank) + "
-        "fuse_dense / (c + dense rank); with fuse_dense=0.5 and c=0 the two orders alternate, the graph's first.",
-        Rule(lambda v: _real(v) and v >= 0.0, "must be a non-negative number", {"ge": 0}),
-    )
     max_candidates: int = param(50, "Candidate relations shown to the reranker.", POSITIVE)
     rerank_select: int = param(3, "Relations the LLM is asked to select.", POSITIVE)
     filter: str | None = param(None, _FILTER_DOC, EXPRESSION)
@@ -266,24 +182,28 @@ class RetrievalParams:
     extractor_timeout: float | None = param(None, _EXTRACTOR_TIMEOUT_DOC, TIMEOUT)
     min_score: float | None = param(None, _MIN_SCORE_DOC, MIN_SCORE)
 
-    def __post_init__(self) -> None:
-        _check(self)
+    def __init__(self, *, ranking: str | Ranking = DEFAULT_RANKING, **settings: Any) -> None:
+        """Shared settings by name; ``ranking`` a name or a value; flat ranking names mapped onto it."""
+        flat = {name: settings.pop(name) for name in list(settings) if name in FLAT_SETTINGS}
+        fields = {f.name: f for f in dataclasses.fields(self) if f.name != "ranking"}
+        unknown = set(settings) - set(fields)
+        if unknown:
+            raise TypeError(f"RetrievalParams got unexpected setting(s): {', '.join(sorted(unknown))}")
+        for name, f in fields.items():
+            object.__setattr__(self, name, settings.get(name, f.default))
+        object.__setattr__(self, "ranking", resolve_ranking(ranking, flat))
+        check_fields(self)
+
+    def flat(self) -> dict[str, Any]:
+        """The settings under the retriever's flat names (``ranking`` as its name, then the ranking's own)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["ranking"] = self.ranking.name
+        return {**out, **self.ranking.flat_settings()}
 
     @property
     def walk_limit(self) -> int:
-        """How deep the walk's order is read: ``k``, the reranker's candidates, the fusion's depth."""
-        return max(self.k, self.max_candidates, FUSION_DEPTH if self.fuse_dense else 0)
-
-    @property
-    def walk(self) -> WalkParams:
-        """The no-LLM ranking settings (:mod:`~langchain_graphrag_milvus.retrieval.walk_ranking`)."""
-        return WalkParams(
-            relation_seeds=self.ppr_relation_seeds,
-            passage_seeds=self.ppr_passage_seeds,
-            temperature=float(self.ppr_temperature),
-            damping=self.ppr_damping,
-            chain=self.ppr_chain,
-        )
+        """How deep a ranking's order is read: ``k``, the reranker's candidates, the dense order's depth."""
+        return max(self.k, self.max_candidates, self.ranking.dense_depth())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,4 +233,4 @@ class PathParams:
     extractor_timeout: float | None = param(None, _EXTRACTOR_TIMEOUT_DOC, TIMEOUT)
 
     def __post_init__(self) -> None:
-        _check(self)
+        check_fields(self)

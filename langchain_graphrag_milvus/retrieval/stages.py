@@ -7,8 +7,7 @@ and return ``(ranked passages, reranker pool)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,11 +17,15 @@ from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
-from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked
 from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
+
+if TYPE_CHECKING:
+    from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+    from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk, SimilarityExpansion
 
 __all__ = [
     "Candidate",
@@ -40,46 +43,6 @@ __all__ = [
 ]
 
 RELATION_FIELDS = ("text", "passage_ids", "predicate")
-
-
-@dataclass
-class Candidate:
-    """A relation in the candidate pool (what a reranker chooses from)."""
-
-    id: str
-    text: str
-    passage_ids: list[str]
-    similarity: float
-    hop: int | None = None
-
-
-@dataclass
-class Ranked:
-    """A passage on its way to becoming a Document."""
-
-    id: str
-    score: float
-    ranked_by: str
-    relations: list[Candidate] = field(default_factory=list)
-    hops: int | None = None
-
-
-@dataclass
-class QueryHits:
-    """What the first searches found for a query: the ranking stages' input.
-
-    ``relation_hits`` are scored against ``qvec`` with :data:`RELATION_FIELDS`; the stages
-    reuse those scores instead of searching the same relations again.
-    """
-
-    graph: GraphIndex
-    view: GraphView | None
-    query: str
-    qvec: tuple[float, ...]
-    names: list[str]
-    entity_hits: Sequence[Sequence[Hit]]
-    relation_hits: Sequence[Hit]
-    passage_hits: Sequence[Hit]
 
 
 def relation_similarities(qvec: tuple[float, ...], ids: Sequence[str], known: Sequence[Hit]) -> Steps[list[Hit]]:
@@ -219,9 +182,9 @@ def from_relations(relations: Sequence[Candidate], how: str) -> list[Ranked]:
 
 
 def similarity_ranking(
-    q: QueryHits, p: RetrievalParams, trace: dict[str, Any] | None = None
+    q: QueryHits, p: RetrievalParams, s: SimilarityExpansion, trace: dict[str, Any] | None = None
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
-    """The seed's method: expand the hits, order the candidates by similarity to the query."""
+    """The seed's method: expand the hits ``s.hops`` deep, order the candidates by similarity to the query."""
     graph, view = q.graph, q.view
     relation_seeds = q.relation_hits[: p.relation_top_k]
     e_idx = _graph_indices(graph.entities, [h.id for per in q.entity_hits for h in per])
@@ -233,11 +196,11 @@ def similarity_ranking(
         entity_scores=e_sc[e_idx >= 0],
         relation_seeds=r_idx[r_idx >= 0],
         relation_scores=r_sc[r_idx >= 0],
-        hops=p.hops,
+        hops=s.hops,
         max_neighbors=p.max_neighbors,
         max_frontier=p.max_frontier,
         max_relations=min(max(4 * p.max_candidates, 200), MAX_TOP_K),
-        decay=p.decay,
+        decay=s.decay,
         relation_mask=None if view is None else view.relations,
     )
     if trace is not None:
@@ -252,10 +215,10 @@ def similarity_ranking(
 
 
 def ppr_ranking(
-    q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None = None
+    q: QueryHits, p: RetrievalParams, params: PageRankWalk, want_pool: bool, trace: dict[str, Any] | None = None
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
-    graph, view, params = q.graph, q.view, p.walk
+    graph, view = q.graph, q.view
     ents = _entity_seeds(q)
     seeds_r = q.relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])

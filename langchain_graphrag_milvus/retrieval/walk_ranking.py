@@ -22,11 +22,9 @@ run the very same code.
    reaches them; normalised to one share, like every other seed group). No constant
    of its own: the weights come from the first walk and the graph.
 
-Free constants: the damping, the softmax temperature, the number of relation and
-passage seeds and the number of chained picks. They were chosen by 5-fold
-cross-validation over questions (``benchmarks/cv_ranking.py``; results in
-``benchmarks/README.md``): damping 0.85 (the classic PageRank value, preferred by every
-fold), temperature 0.02, 50 relation and 3 passage seeds, one chained pick.
+Free constants (:class:`WalkParams`, their one home): the damping, the softmax temperature,
+the relation and passage seeds and the chained picks, chosen by 5-fold cross-validation
+(``benchmarks/cv_ranking.py``; results in ``benchmarks/README.md``).
 
 Every vector here is sparse (:mod:`.sparse_vectors`: the seeds, or the nodes a walk
 reached), masks are looked up at those nodes only and an order is a partition of the
@@ -58,6 +56,7 @@ from langchain_graphrag_milvus.retrieval.sparse_vectors import (
     restrict,
     sparse,
 )
+from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS, WalkParams
 
 __all__ = [
     "AUTO_PUSH_RELATIONS",
@@ -74,83 +73,6 @@ F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_] | None
-
-#: ``ppr_method="auto"`` solves by pushes from this many relations on, globally below
-#: (``benchmarks/bench_query_path.py``; the three evaluation graphs hold 17k–29k).
-AUTO_PUSH_RELATIONS = 30_000
-
-
-@dataclass(frozen=True, kw_only=True)
-class WalkParams:
-    """The free constants of the chained-walk ranking (defaults chosen by cross-validation).
-
-    Attributes:
-        relation_seeds: Most similar relations in the restart.
-        passage_seeds: Most similar passages in the restart.
-        temperature: Softmax temperature over their similarities (cosine units).
-        damping: Probability of following an edge (``1 - damping``: of restarting).
-        chain: Picks after which a continued walk ranks the rest (0: one walk only).
-        chain_mode: What the continued walk restarts at besides the query's seeds:
-            ``"entities"`` (the picked passages' entities the query does not name,
-            weighted by the first walk) or ``"passages"`` (the picked passages).
-        cover_query_entities: Drop the query entities a picked passage covers from the
-            continued walk's restart.
-        novel_seeds: Make the continued walk look only for evidence the picked passages do
-            not already supply. ``"none"``: keep every seed. ``"entities"``: drop the bridge
-            entities no other passage mentions (their restart mass can only flow back to
-            what was picked). ``"all"``: also drop the relation seeds that belong to a
-            picked passage and the picked passages among the passage seeds. Each group left
-            is renormalised to one share (``chain_mode="entities"`` only). The default,
-            ``"entities"``, is what every fold of the cross-validation over musique100
-            (given and offline triplets) and hotpotqa100 (offline) chose
-            (``benchmarks/README.md``); ``"all"`` loses 3–5 points of R@2.
-        ppr_method: How each walk is solved. ``"global"``: power iteration over the whole
-            graph (:func:`~langchain_graphrag_milvus.graph.ppr.personalized_pagerank`), exact;
-            its cost grows with the graph (≈2.3 ms per walk at 10k relations, 23 ms at
-            100k, 460 ms at 1M). ``"push"``: residual pushes from the seeds
-            (:func:`~langchain_graphrag_milvus.graph.local_ppr.local_pagerank`), an
-            approximation within ``push_epsilon`` whose cost follows the seeds'
-            neighbourhood, not the graph's size. ``"auto"`` (default): ``"global"`` below
-            :data:`AUTO_PUSH_RELATIONS` (30,000) relations, ``"push"`` from there on. The
-            threshold sits just above the three evaluation graphs (17k–29k relations: their
-            results are the global solver's, exact) and past where the push ranking gets
-            cheaper than the global one (≈20k relations); the whole per-query library work
-            at the threshold is ≈20 ms with the global solver, ≈10 ms with push at any size
-            from there to 1M relations (``benchmarks/bench_query_path.py``).
-        push_epsilon: Residual tolerance per unit of degree of ``"push"`` (and of
-            ``"auto"`` on large graphs). The default, 1e-4, keeps the per-query library
-            work under 10 ms at 1M relations; against the global solver it ranked within
-            one or two questions on musique100 and hotpotqa100, inside the fold spread
-            (1e-5: closer still, one hotpotqa question apart, ≈3× the work;
-            ``benchmarks/README.md``).
-    """
-
-    relation_seeds: int = 50
-    passage_seeds: int = 3
-    temperature: float = 0.02
-    damping: float = 0.85
-    chain: int = 1
-    chain_mode: str = "entities"
-    cover_query_entities: bool = True
-    novel_seeds: str = "entities"
-    ppr_method: str = "auto"
-    push_epsilon: float = 1e-4
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.damping < 1.0:
-            raise ValueError(f"damping must be in [0, 1), got {self.damping!r}")
-        if not self.temperature > 0.0:
-            raise ValueError(f"temperature must be positive, got {self.temperature!r}")
-        if self.chain < 0:
-            raise ValueError(f"chain must be >= 0, got {self.chain!r}")
-        if self.chain_mode not in ("entities", "passages"):
-            raise ValueError(f"chain_mode must be 'entities' or 'passages', got {self.chain_mode!r}")
-        if self.novel_seeds not in ("none", "entities", "all"):
-            raise ValueError(f"novel_seeds must be 'none', 'entities' or 'all', got {self.novel_seeds!r}")
-        if self.ppr_method not in ("auto", "global", "push"):
-            raise ValueError(f"ppr_method must be 'auto', 'global' or 'push', got {self.ppr_method!r}")
-        if not self.push_epsilon > 0.0:
-            raise ValueError(f"push_epsilon must be positive, got {self.push_epsilon!r}")
 
 
 def walk_method(params: WalkParams, graph: GraphIndex) -> str:

@@ -77,7 +77,7 @@ def test_bad_arguments_and_settings_are_refused() -> None:
             fuse_orders([1], [2], **kwargs)
     with pytest.raises(ValueError, match="depth"):
         fuse_orders([1], [2], weight=0.5, c=0.0, depth=0)
-    assert RetrievalParams().fuse_dense == 0.0  # off by default (benchmarks/README.md: chosen by CV)
+    assert RetrievalParams().ranking.fuse_dense == 0.0  # off by default (benchmarks/README.md: chosen by CV)
     for bad, message in (
         ({"fuse_dense": 1.2}, "fuse_dense must be in"),
         ({"fuse_dense": True}, "fuse_dense must be in"),

@@ -57,7 +57,7 @@ def test_examples() -> None:
 
 
 def test_settings_are_validated() -> None:
-    assert RetrievalParams().keep_dense >= 0
+    assert RetrievalParams().ranking.keep_dense >= 0
     for bad in ({"keep_dense": -1}, {"keep_dense_slack": -1}, {"keep_dense": True}):
         with pytest.raises(ValueError, match="non-negative integer"):
             RetrievalParams(**bad)

@@ -216,7 +216,7 @@ def test_walk_seeds_empty_masked_and_missing() -> None:
     for bad in ({"ppr_chain": -1}, {"ppr_chain": True}, {"ppr_temperature": 0}):
         with pytest.raises(ValueError):
             RetrievalParams(**bad)
-    assert RetrievalParams(ppr_chain=0).walk.chain == 0
+    assert RetrievalParams(ppr_chain=0).ranking.chain == 0
 
 
 def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
