@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, make_chat_model
+from langchain_graphrag_milvus.cli.common import K_HELP, add_store_arguments, make_chat_model
 from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
 
 __all__ = ["run", "add_parser"]
@@ -69,7 +69,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("question", help="the question")
     p.add_argument("--mode", choices=["graph", "naive", "paths"], default="graph", help="retriever (default graph)")
-    p.add_argument("-k", type=int, default=4, help="passages given to the model (default 4)")
+    p.add_argument("-k", type=int, help=f"passages given to the model (default: the retriever's, {K_HELP})")
     p.add_argument("--filter", help='metadata filter: a JSON object {"field": "value"} or a Milvus expression')
     p.add_argument("--llm", default="gpt-4o-mini", help="OpenAI chat model (default gpt-4o-mini)")
     p.add_argument("--json", action="store_true", help="print the answer, citations and passages as JSON")

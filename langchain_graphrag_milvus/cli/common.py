@@ -12,6 +12,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K, PATHS_K
+
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.runnables import Runnable
@@ -30,11 +32,20 @@ __all__ = [
     "require_openai_key",
     "log",
     "show_progress",
+    "given_k",
+    "K_HELP",
 ]
 
 DEFAULT_URI = "./graphrag_milvus.db"
 DEFAULT_PREFIX = "graphrag"
 DEFAULT_LLM = "gpt-4o-mini"
+#: The ``-k`` help's defaults: the retrievers' own (retrieval/defaults.py, their one home).
+K_HELP = f"{PASSAGES_K} passages, {PATHS_K} paths"
+
+
+def given_k(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"k": -k}`` when ``-k`` was given, else ``{}``: the retriever's own default applies."""
+    return {} if args.k is None else {"k": args.k}
 
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,9 +132,7 @@ def require_openai_key(option: str) -> None:
     try:
         import langchain_openai  # noqa: F401
     except ImportError:
-        raise ValueError(
-            f"{option} needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'"
-        ) from None
+        raise ValueError(f"{option} needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'") from None
 
 
 def open_store(

@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, log, open_store, parse_filter
+from langchain_graphrag_milvus.cli.common import add_store_arguments, given_k, log, open_store, parse_filter
 from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K
 
 __all__ = ["run_export", "run_stats", "add_parsers"]
 
@@ -32,7 +33,7 @@ def run_export(args: argparse.Namespace) -> int:
         if args.query:
             from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
 
-            retriever = MilvusGraphRetriever(store=store, k=args.k, filter=filter_value)
+            retriever = MilvusGraphRetriever(store=store, **given_k(args), filter=filter_value)
             graph = query_subgraph(retriever, args.query)
         else:
             graph = store_subgraph(store, filter=filter_value, limit=args.limit)
@@ -125,7 +126,7 @@ def add_parsers(sub: Any) -> None:
     ex.add_argument("-o", "--output", type=Path, required=True, help="the file to write")
     ex.add_argument("--format", choices=["graphml", "json"], help="default: from the suffix (.graphml), else json")
     ex.add_argument("--query", help="export the subgraph behind this question's answer instead of the whole store")
-    ex.add_argument("-k", type=int, default=4, help="passages of the query's answer (default 4)")
+    ex.add_argument("-k", type=int, help=f"passages of the query's answer (default {PASSAGES_K})")
     ex.add_argument("--filter", help='restrict to passages matching {"field": "value"} or a Milvus expression')
     ex.add_argument("--limit", type=int, help="at most this many relations of the whole store")
     add_store_arguments(ex)

@@ -11,7 +11,14 @@ import argparse
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from langchain_graphrag_milvus.cli.common import add_store_arguments, log, parse_filter, require_openai_key
+from langchain_graphrag_milvus.cli.common import (
+    K_HELP,
+    add_store_arguments,
+    given_k,
+    log,
+    parse_filter,
+    require_openai_key,
+)
 from langchain_graphrag_milvus.cli.output import emit, terminal_json, terminal_text
 
 if TYPE_CHECKING:
@@ -40,13 +47,14 @@ def make_retriever(store: MilvusGraphStore, args: argparse.Namespace, key: str |
 
     filter_value = tenant_filter(parse_filter(args.filter), key, getattr(args, "tenant", None))
     min_score = getattr(args, "min_score", None)
+    k = given_k(args)
     if args.mode == "naive":
-        return store.as_naive_retriever(k=args.k, filter=filter_value, min_score=min_score)
+        return store.as_naive_retriever(**k, filter=filter_value, min_score=min_score)
     if args.mode == "paths":
-        return store.as_path_retriever(k=args.k, filter=filter_value, sentences=True, llm=_llm(args.llm))
+        return store.as_path_retriever(**k, filter=filter_value, sentences=True, llm=_llm(args.llm))
     from langchain_graphrag_milvus.retrievers import MilvusGraphRetriever
 
-    return MilvusGraphRetriever(store=store, k=args.k, filter=filter_value, llm=_llm(args.llm), min_score=min_score)
+    return MilvusGraphRetriever(store=store, **k, filter=filter_value, llm=_llm(args.llm), min_score=min_score)
 
 
 def document_row(doc: Document, rank: int) -> dict[str, Any]:
@@ -171,7 +179,7 @@ def add_parser(sub: Any) -> None:
         default="graph",
         help="graph retriever (default), naive vector search, or paths between the question's entities",
     )
-    p.add_argument("-k", type=int, default=4, help="passages (or paths) to return (default 4)")
+    p.add_argument("-k", type=int, help=f"passages (or paths) to return (default: the retriever's, {K_HELP})")
     p.add_argument(
         "--filter", help='metadata filter: a JSON object {"field": "value"} (escaped) or a Milvus expression'
     )

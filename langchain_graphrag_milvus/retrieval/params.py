@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from langchain_graphrag_milvus.milvus.expr import as_filter
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K, PATHS_K
 from langchain_graphrag_milvus.retrieval.rankings import (
     DEFAULT_RANKING,
     FLAT_SETTINGS,
@@ -138,7 +139,7 @@ _EXTRACTOR_TIMEOUT_DOC = "Seconds the entity extractor may take; then the offlin
 class NaiveParams:
     """Settings of :class:`~langchain_graphrag_milvus.retrievers.NaivePassageRetriever`."""
 
-    k: int = param(4, "Number of passages returned.", POSITIVE)
+    k: int = param(PASSAGES_K, "Number of passages returned.", POSITIVE)
     filter: str | None = param(None, "Restricts the passages searched (expression or {field: value} dict).", EXPRESSION)
     min_score: float | None = param(None, _MIN_SCORE_DOC, MIN_SCORE)
 
@@ -166,7 +167,7 @@ class RetrievalParams:
     ``SimilarityExpansion(hops=2)``.
     """
 
-    k: int = param(4, "Number of passages returned.", POSITIVE)
+    k: int = param(PASSAGES_K, "Number of passages returned.", POSITIVE)
     ranking: Ranking = param(DEFAULT_RANKING, _RANKING_DOC)
     entity_top_k: int = param(3, "Entity hits per query entity.", POSITIVE)
     relation_top_k: int = param(3, "Relation hits for the query ('similarity').", POSITIVE)
@@ -210,7 +211,7 @@ class RetrievalParams:
 class PathParams:
     """Per-call settings of :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever`."""
 
-    k: int = param(10, "Most Documents (paths) returned, over all pairs.", POSITIVE)
+    k: int = param(PATHS_K, "Most Documents (paths) returned, over all pairs.", POSITIVE)
     max_paths: int = param(5, "Paths kept per entity pair (diversity pruning).", POSITIVE)
     max_hops: int = param(3, "Hops searched from each side of a pair.", POSITIVE, at_most(6))
     max_neighbors: int | None = param(100, "Neighbours read per node (None: all).", POSITIVE_OR_NONE)

@@ -4,11 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus.reads import Hit
 
-__all__ = ["Candidate", "Ranked", "QueryHits"]
+__all__ = ["Candidate", "Ranked", "QueryHits", "StageSettings"]
+
+
+class StageSettings(Protocol):
+    """The shared settings the ranking stages read (a :class:`~.params.RetrievalParams`)."""
+
+    @property
+    def k(self) -> int: ...  # noqa: D102
+    @property
+    def relation_top_k(self) -> int: ...  # noqa: D102
+    @property
+    def max_neighbors(self) -> int | None: ...  # noqa: D102
+    @property
+    def max_frontier(self) -> int | None: ...  # noqa: D102
+    @property
+    def max_candidates(self) -> int: ...  # noqa: D102
+    @property
+    def walk_limit(self) -> int: ...  # noqa: D102
 
 
 @dataclass

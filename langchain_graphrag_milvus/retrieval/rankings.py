@@ -37,8 +37,7 @@ from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS,
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.retrieval.effects import Steps
-    from langchain_graphrag_milvus.retrieval.params import RetrievalParams
-    from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked
+    from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked, StageSettings
 
 __all__ = [
     "Ranking",
@@ -97,7 +96,7 @@ class Ranking(abc.ABC):
 
     @abc.abstractmethod
     def rank(
-        self, q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None
+        self, q: QueryHits, p: StageSettings, want_pool: bool, trace: dict[str, Any] | None
     ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
         """The ranked passages and, if ``want_pool``, the reranker's candidate relations."""
 
@@ -201,7 +200,7 @@ class PageRankWalk(WalkParams, Ranking):
         return max(self.passage_seeds, self.dense_depth())
 
     def rank(
-        self, q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None
+        self, q: QueryHits, p: StageSettings, want_pool: bool, trace: dict[str, Any] | None
     ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
         """The chained walks' order and, if wanted, its one-relation-per-passage pool."""
         return ppr_ranking(q, p, self, want_pool, trace=trace)
@@ -247,10 +246,10 @@ class SimilarityExpansion(Ranking):
             check_setting(f, getattr(self, f.name))
 
     def rank(
-        self, q: QueryHits, p: RetrievalParams, want_pool: bool, trace: dict[str, Any] | None
+        self, q: QueryHits, p: StageSettings, want_pool: bool, trace: dict[str, Any] | None
     ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
         """The expansion's candidates by similarity; the pool is the same candidates."""
-        return similarity_ranking(q, p, self, trace=trace)
+        return similarity_ranking(q, p, self.hops, self.decay, trace=trace)
 
 
 #: The rankings by the name ``ranking=`` gives them.

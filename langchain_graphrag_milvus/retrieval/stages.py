@@ -7,7 +7,7 @@ and return ``(ranked passages, reranker pool)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,15 +17,12 @@ from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
-from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked
+from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked, StageSettings
 from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
+from langchain_graphrag_milvus.retrieval.walk_params import WalkParams
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.retrieval.params import RetrievalParams
-    from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk, SimilarityExpansion
 
 __all__ = [
     "Candidate",
@@ -182,9 +179,9 @@ def from_relations(relations: Sequence[Candidate], how: str) -> list[Ranked]:
 
 
 def similarity_ranking(
-    q: QueryHits, p: RetrievalParams, s: SimilarityExpansion, trace: dict[str, Any] | None = None
+    q: QueryHits, p: StageSettings, hops: int, decay: float, trace: dict[str, Any] | None = None
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
-    """The seed's method: expand the hits ``s.hops`` deep, order the candidates by similarity to the query."""
+    """The seed's method: expand the hits ``hops`` deep, order the candidates by similarity to the query."""
     graph, view = q.graph, q.view
     relation_seeds = q.relation_hits[: p.relation_top_k]
     e_idx = _graph_indices(graph.entities, [h.id for per in q.entity_hits for h in per])
@@ -196,11 +193,11 @@ def similarity_ranking(
         entity_scores=e_sc[e_idx >= 0],
         relation_seeds=r_idx[r_idx >= 0],
         relation_scores=r_sc[r_idx >= 0],
-        hops=s.hops,
+        hops=hops,
         max_neighbors=p.max_neighbors,
         max_frontier=p.max_frontier,
         max_relations=min(max(4 * p.max_candidates, 200), MAX_TOP_K),
-        decay=s.decay,
+        decay=decay,
         relation_mask=None if view is None else view.relations,
     )
     if trace is not None:
@@ -208,14 +205,14 @@ def similarity_ranking(
     ids = [key_to_id(k) for k in graph.relations.keys[expansion.relations].tolist()]
     if not ids:
         return [], []
-    hops = dict(zip(ids, expansion.hops.tolist()))
+    hop_of = dict(zip(ids, expansion.hops.tolist()))
     hits = yield from relation_similarities(q.qvec, ids, q.relation_hits)
-    pool = sorted(_candidates(hits, hops, view), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
+    pool = sorted(_candidates(hits, hop_of, view), key=lambda c: (-c.similarity, c.hop, c.id))[: p.max_candidates]
     return from_relations(pool, "graph"), pool
 
 
 def ppr_ranking(
-    q: QueryHits, p: RetrievalParams, params: PageRankWalk, want_pool: bool, trace: dict[str, Any] | None = None
+    q: QueryHits, p: StageSettings, params: WalkParams, want_pool: bool, trace: dict[str, Any] | None = None
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
     graph, view = q.graph, q.view
@@ -295,7 +292,7 @@ def _passage_hops(
     entities: list[int],
     seeds: tuple[np.ndarray, np.ndarray],
     ranked: np.ndarray,
-    p: RetrievalParams,
+    p: StageSettings,
     view: GraphView | None,
 ) -> dict[int, int]:
     """Graph distance from the seeds (the seed notebook's hop count) of the ``ranked`` passages.
