@@ -46,9 +46,9 @@ from langchain_graphrag_milvus.retrieval.query_entities import create_llm_entity
 from langchain_graphrag_milvus.retrieval.rankings import (
     FLAT_SETTINGS,
     Ranking,
-    ranking_class,
     ranking_for_call,
     resolve_ranking,
+    valid_ranking,
 )
 from langchain_graphrag_milvus.retrieval.rerank import create_llm_reranker
 from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore, check_store
@@ -68,14 +68,8 @@ def _valid_store(value: Any) -> RetrievalStore:
 StoreField = Annotated[RetrievalStore, PlainValidator(_valid_store)]
 
 
-def _valid_ranking(value: Any) -> str | Ranking:
-    if not isinstance(value, Ranking):
-        ranking_class(value)  # ValueError: ranking must be 'ppr' or 'similarity', got ...
-    return value  # type: ignore[no-any-return]
-
-
 #: The ``ranking`` field: a ranking's name or a :class:`~.retrieval.rankings.Ranking` value.
-RankingField = Annotated[Any, PlainValidator(_valid_ranking)]
+RankingField = Annotated[Any, PlainValidator(valid_ranking)]
 
 _warned_stores: weakref.WeakSet[Any] = weakref.WeakSet()
 _warned_ids: set[int] = set()  # stores that cannot be weakly referenced
@@ -356,12 +350,16 @@ class MilvusGraphRetriever(_StoreRetriever):
     def _pipeline(
         self, query: str, kwargs: dict[str, Any], trace: dict[str, Any] | None = None
     ) -> Steps[list[Document]]:
+        params = self._call_params(kwargs)
+        return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker, trace=trace)
+
+    def _call_params(self, kwargs: dict[str, Any]) -> RetrievalParams:
+        """This call's settings: the fields, the per-call kwargs, ``ranking=`` as :func:`ranking_for_call` says."""
         defaults = self._defaults()
-        if kwargs.get("ranking") is not None:  # a name or a value: see ranking_for_call
+        if kwargs.get("ranking") is not None:
             own = {name: getattr(self, name) for name in FLAT_SETTINGS}
             kwargs = {**kwargs, "ranking": ranking_for_call(defaults.ranking, kwargs["ranking"], own)}
-        params = call_params(defaults, kwargs)
-        return graph_pipeline(query, params, entity_extractor=self._extractor, reranker=self._reranker, trace=trace)
+        return call_params(defaults, kwargs)  # type: ignore[no-any-return]
 
     def explain(self, query: str, **kwargs: Any) -> Subgraph:
         """The subgraph behind this query's answer: entities, relations hop by hop, passages, scores.

@@ -49,6 +49,7 @@ __all__ = [
     "ranking_class",
     "resolve_ranking",
     "ranking_for_call",
+    "valid_ranking",
     "check_flat",
     "relation_scope",
 ]
@@ -276,6 +277,13 @@ def ranking_class(name: Any) -> type[Ranking]:
     """The ranking class ``name`` names; ``ValueError`` (``ranking must be 'ppr' or 'similarity'``) else."""
     _RANKING_RULE.check("ranking", name)
     return RANKINGS[name]
+
+
+def valid_ranking(value: Any) -> Any:
+    """``value`` if it is a ranking value or name; ``ValueError`` (``ranking must be ...``) else."""
+    if not isinstance(value, Ranking):
+        ranking_class(value)
+    return value
 
 
 def check_flat(settings: Mapping[str, Any]) -> None:
