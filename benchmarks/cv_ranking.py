@@ -50,6 +50,7 @@ from langchain_graphrag_milvus.retrieval.ranking import (  # noqa: E402
     ppr_passage_scores,
     predicate_overlap,
 )
+from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
 from langchain_graphrag_milvus.store import MilvusGraphStore  # noqa: E402
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key  # noqa: E402
@@ -86,8 +87,9 @@ class Variant:
 
 
 def default_variant() -> Variant:
-    """The retriever's default: ``WalkParams()`` and ``RetrievalParams()``'s fusion and keep_dense settings."""
-    p = RetrievalParams()
+    """The retriever's default: ``WalkParams()`` and the default ranking's fusion and keep_dense settings."""
+    p = RetrievalParams().ranking
+    assert isinstance(p, PageRankWalk)  # the default ranking is the walk
     fuse_c = p.fuse_dense_c if p.fuse_dense else 0.0
     return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack, p.fuse_dense, fuse_c)
 
