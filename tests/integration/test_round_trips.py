@@ -182,7 +182,7 @@ def test_relation_settings_are_checked(nano_store) -> None:
 
 
 def test_auto_scope_filters_the_relation_search_on_large_graphs_only(nano_store, monkeypatch) -> None:
-    from langchain_graphrag_milvus.retrieval import graph_pipeline
+    from langchain_graphrag_milvus.retrieval import rankings
 
     filters: list[str | None] = []
     real = nano_store.search
@@ -197,7 +197,7 @@ def test_auto_scope_filters_the_relation_search_on_large_graphs_only(nano_store,
     assert auto.relation_scope == "auto"
     auto.invoke(NANO_QUESTION)
     assert filters == [None]  # a small graph: every relation
-    monkeypatch.setattr(graph_pipeline, "AUTO_PUSH_RELATIONS", 1)  # as if the graph were large
+    monkeypatch.setattr(rankings, "AUTO_PUSH_RELATIONS", 1)  # as if the graph were large
     filters.clear()
     auto.invoke(NANO_QUESTION)
     MilvusGraphRetriever(store=nano_store, k=2, relation_scope="all").invoke(NANO_QUESTION)
