@@ -92,8 +92,14 @@ class Ranking(abc.ABC):
         return 0
 
     def passage_hits(self) -> int:
-        """Passage-similarity hits it reads besides the top ``k`` (seeds, the dense order's depth)."""
-        return self.dense_depth()
+        """Passage-similarity hits it reads besides the top ``k`` (seeds, the dense order's depth).
+
+        By default as many as the default walk's passage seeds: the passage search has always
+        read them whatever the ranking, and a passage among them keeps the search's score as
+        its ``_similarity`` (a passage outside the hits is scored by a second read, which can
+        differ in the last float digit).
+        """
+        return max(_DEFAULT_PASSAGE_SEEDS, self.dense_depth())
 
     @abc.abstractmethod
     def rank(
@@ -119,6 +125,10 @@ def relation_scope(scope: str, n_relations: int) -> str:
     if scope != "auto":
         return scope
     return "entities" if n_relations >= AUTO_PUSH_RELATIONS else "all"
+
+
+#: The default walk's passage seeds (:class:`~.walk_params.WalkParams`, their one home).
+_DEFAULT_PASSAGE_SEEDS: int = WalkParams().passage_seeds
 
 
 _FUSE_DENSE_DOC = (
