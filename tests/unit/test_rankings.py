@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import re
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ from langchain_graphrag_milvus.retrieval import rankings
 from langchain_graphrag_milvus.retrieval.defaults import K_BY_MODE, PASSAGES_K, PATHS_K
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH
 from langchain_graphrag_milvus.retrieval.params import NaiveParams, PathParams, RetrievalParams, call_params
+from langchain_graphrag_milvus.retrieval.ranked import Ranked
 from langchain_graphrag_milvus.retrieval.rankings import (
     FLAT_SETTINGS,
     RANKINGS,
@@ -173,3 +175,26 @@ def test_the_cli_k_defaults_are_the_retrievers() -> None:
     assert given_k(parser.parse_args(["query", "q", "-k", "7"])) == {"k": 7}
     assert K_BY_MODE == {"graph": RetrievalParams().k, "naive": NaiveParams().k, "paths": PathParams().k}
     assert K_HELP == f"{RetrievalParams().k} passages, {PathParams().k} paths"
+
+
+def test_a_new_ranking_is_one_class_no_registration_needed_as_a_value() -> None:
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class PassagesOnly(Ranking):
+        """The dense order alone (a ranking written outside the package)."""
+
+        name: ClassVar[str] = "passages_only"
+        depth: int = 7
+
+        def rank(self, q, p, want_pool, trace):  # type: ignore[no-untyped-def]
+            return [Ranked(h.id, h.score, "passage_similarity") for h in q.passage_hits], []
+            yield  # a generator, like every stage
+
+        def dense_depth(self) -> int:
+            return self.depth
+
+    value = PassagesOnly()
+    assert RetrievalParams(ranking=value, hops=2).ranking is value  # others' flat names: checked, ignored
+    retriever = MilvusGraphRetriever(store=ReadsOnly(), ranking=value)
+    assert retriever._call_params({"k": 2}).ranking is value
+    assert retriever._call_params({"ranking": dataclasses.replace(value, depth=9), "max_candidates": 5}).walk_limit == 9
+    assert retriever._call_params({"ranking": "ppr"}).ranking == PageRankWalk()
