@@ -37,16 +37,26 @@ class LocalSearch:
         self.graph = graph
 
     def _local(
-        self, kind: Kind, vectors: Sequence[Sequence[float]], limit: int, filter_expr: str | None
+        self,
+        kind: Kind,
+        vectors: Sequence[Sequence[float]],
+        limit: int,
+        filter_expr: str | None,
+        within: Sequence[str] | None,
     ) -> list[list[tuple[str, float]]] | None:
         """Per vector, ``(id, score)`` of its best rows, or None when Milvus must answer."""
-        if filter_expr or not vectors or limit < 1 or self.graph.local is None:
+        local = self.graph.local
+        if (filter_expr and within is None) or not vectors or limit < 1 or local is None:
             return None
         table = self.graph.vector_table(kind)
         if table is None or table.dim != len(vectors[0]):  # (a wrong dimension gets Milvus' typed error)
             return None
-        assert self.graph.local is not None
-        return self.graph.local.hits(kind, table, vectors, min(int(limit), MAX_TOP_K))
+        rows = None
+        if filter_expr and within is not None:
+            rows = table.positions(within)
+            if rows is None:  # a key the table does not hold: Milvus answers
+                return None
+        return local.hits(kind, table, vectors, min(int(limit), MAX_TOP_K), rows)
 
     def _fields(self, kind: Kind, output_fields: Sequence[str]) -> list[str]:
         return [f for f in self.reads.layout.search_fields(kind, output_fields) if f != "pk"]
@@ -70,13 +80,15 @@ class LocalSearch:
         *,
         filter_expr: str | None = None,
         output_fields: Sequence[str] = ("pk",),
+        within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Top-``limit`` hits for each vector (see :meth:`.reads.MilvusReads.search`).
 
         Answered from the client's vector table of ``kind`` when the store holds one in step
-        and the search has no filter; then only the hits' fields are read from Milvus.
+        and the search has no filter, or a filter that selects exactly the keys ``within``
+        (which the caller vouches for); then only the hits' fields are read from Milvus.
         """
-        found = self._local(kind, vectors, limit, filter_expr)
+        found = self._local(kind, vectors, limit, filter_expr, within)
         if found is None:
             return self.reads.search(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         fields = self._fields(kind, output_fields)
@@ -92,9 +104,10 @@ class LocalSearch:
         *,
         filter_expr: str | None = None,
         output_fields: Sequence[str] = ("pk",),
+        within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Async :meth:`search` (the table is checked and scored on a worker thread)."""
-        found = await asyncio.to_thread(self._local, kind, vectors, limit, filter_expr)
+        found = await asyncio.to_thread(self._local, kind, vectors, limit, filter_expr, within)
         if found is None:
             return await self.reads.asearch(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         fields = self._fields(kind, output_fields)

@@ -81,19 +81,37 @@ class VectorTable:
         """Vector dimension (0 for a table built from no rows)."""
         return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
 
-    def top(self, queries: np.ndarray, limit: int, cosine: bool) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per query, the row positions of its ``limit`` best rows and their scores, best first."""
+    def positions(self, ids: Sequence[str]) -> np.ndarray | None:
+        """Row positions of these ids (once each), or None if the table lacks one (or one is not our id)."""
+        try:
+            keys = np.unique(np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids)))
+        except (ValueError, TypeError, OverflowError):
+            return None
+        at = np.searchsorted(self.keys, keys)
+        if len(at) and (int(at.max()) >= len(self.keys) or not bool(np.all(self.keys[at] == keys))):
+            return None
+        return at
+
+    def top(
+        self, queries: np.ndarray, limit: int, cosine: bool, rows: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query, the row positions of its ``limit`` best rows and their scores, best first.
+
+        ``rows``: only these row positions are scored (a search restricted to some keys).
+        """
         queries = np.asarray(queries, np.float32)
         if cosine:
             queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), np.float32(1e-30))
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        place = np.arange(len(self.keys)) if rows is None else np.asarray(rows, np.int64)
         out = []
         for query in queries:
             # one thread's SIMD loop: on a busy machine twice as fast as BLAS' threads (3.9 vs 8 ms p50, 29k rows)
-            row = np.einsum("ij,j->i", self.matrix, query) if len(self.keys) else np.zeros(0, np.float32)
+            row = np.einsum("ij,j->i", matrix, query) if len(place) else np.zeros(0, np.float32)
             n = min(int(limit), len(row))
             best = np.argpartition(-row, n - 1)[:n] if 0 < n < len(row) else np.arange(len(row))
-            best = best[np.lexsort((self.keys[best], -row[best]))]  # by score, ties by key: deterministic
-            out.append((best[:n], row[best[:n]]))
+            best = best[np.lexsort((self.keys[place[best]], -row[best]))]  # by score, ties by key: deterministic
+            out.append((place[best[:n]], row[best[:n]]))
         return out
 
     def synced(
@@ -232,12 +250,17 @@ class LocalVectors:
         return (self._tables, self._offered)
 
     def hits(
-        self, kind: Kind, table: VectorTable, queries: Sequence[Sequence[float]], limit: int
+        self,
+        kind: Kind,
+        table: VectorTable,
+        queries: Sequence[Sequence[float]],
+        limit: int,
+        rows: np.ndarray | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Per query vector, ``(id, score)`` of its ``limit`` best rows, best first."""
+        """Per query vector, ``(id, score)`` of its ``limit`` best rows (of ``rows`` if given), best first."""
         return [
             [(key_to_id(int(table.keys[i])), float(s)) for i, s in zip(positions, scores)]
-            for positions, scores in table.top(np.asarray(queries, np.float32), limit, self.cosine)
+            for positions, scores in table.top(np.asarray(queries, np.float32), limit, self.cosine, rows)
         ]
 
 

@@ -18,7 +18,9 @@ import pytest
 from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.graph import persist
+from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.text.names import key_to_id
 
 from ..fakes import LexicalEmbeddings
 
@@ -81,14 +83,21 @@ def assert_same_as_milvus(store: MilvusGraphStore, mode: str = "sync") -> None:
         else:
             got = asyncio.run(store.asearch(kind, vectors, limit, output_fields=fields))
         want = reference.search(kind, vectors, limit, output_fields=fields)
-        for g, w in zip(got, want):
-            assert [(h.id, dict(h.fields)) for h in g] == [(h.id, dict(h.fields)) for h in w] or (
-                # equal scores may come in another order: then the same ids with the same scores
-                sorted(round(h.score, 5) for h in g) == sorted(round(h.score, 5) for h in w)
-                and {h.id for h in g if round(h.score, 5) > round(g[-1].score, 5)}
-                == {h.id for h in w if round(h.score, 5) > round(w[-1].score, 5)}
-            )
-            assert [round(h.score, 5) for h in g] == [round(h.score, 5) for h in w]
+        assert_same_hits(got, want)
+
+
+def assert_same_hits(got: list[list[Any]], want: list[list[Any]]) -> None:
+    """The same hits with the same fields and scores; rows of equal score may come in another order."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert [round(h.score, 5) for h in g] == [round(h.score, 5) for h in w]
+        for score in {round(h.score, 5) for h in g}:
+            tied_g = {h.id: dict(h.fields) for h in g if round(h.score, 5) == score}
+            tied_w = {h.id: dict(h.fields) for h in w if round(h.score, 5) == score}
+            if score > round(g[-1].score, 5):  # above the cut: the very same rows
+                assert tied_g == tied_w
+            else:  # at the cut Milvus picks any of the rows with this score
+                assert len(tied_g) == len(tied_w)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -190,3 +199,33 @@ def test_retrieval_is_unchanged(make_store) -> None:
         a = MilvusGraphRetriever(store=local, k=3).invoke(query)
         b = MilvusGraphRetriever(store=remote, k=3).invoke(query)
         assert [(d.id, d.page_content) for d in a] == [(d.id, d.page_content) for d in b]
+
+
+def test_a_search_within_given_keys_is_scored_here(make_store, monkeypatch) -> None:
+    store = make_store(LexicalEmbeddings(), local_search=_mode(make_store))
+    store.add_records(nano_dataset() + MORE)
+    ids = [key_to_id(k) for k in store.graph.relations.keys.tolist()][::2]
+    vectors = store.embedding.embed_documents(QUERIES)
+    spy = Spy(store, monkeypatch)
+    where = expr.in_list("pk", ids)
+    got = store.search("relations", vectors, 4, filter_expr=where, output_fields=FIELDS, within=ids)
+    want = _milvus(store).search("relations", vectors, 4, filter_expr=where, output_fields=FIELDS)
+    assert_same_hits(got, want)
+    assert all(h.id in ids for g in got for h in g)
+    assert spy.searches == []
+    assert store.search("relations", vectors, 4, filter_expr='pk in ["nope"]', within=["nope"]) == [[], [], []]
+    assert spy.searches == ["relations"]  # a key the table does not hold: Milvus answers
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_entity_scoped_relation_search_is_scored_here(make_store, monkeypatch, mode) -> None:
+    local = make_store(LexicalEmbeddings(), local_search=_mode(make_store))
+    local.add_records(nano_dataset() + MORE)
+    remote = make_store(LexicalEmbeddings(), prefix=local.collection_prefix, local_search="off", graph_path=None)
+    spy = Spy(local, monkeypatch)
+    for query in QUERIES:
+        a = MilvusGraphRetriever(store=local, k=3, relation_scope="entities")
+        b = MilvusGraphRetriever(store=remote, k=3, relation_scope="entities")
+        got = a.invoke(query) if mode == "sync" else asyncio.run(a.ainvoke(query))
+        assert [d.id for d in got] == [d.id for d in b.invoke(query)]
+    assert "relations" not in spy.searches and "entities" not in spy.searches
