@@ -258,8 +258,14 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
 
         Other stores on the same data notice the new value (:meth:`refresh`). This cache
         stays current (writes update it in place), so if it had seen the previous value it
-        counts the new one as seen.
+        counts the new one as seen. A graph saved under ``graph_path`` is loaded first (memory-mapped),
+        while it still matches: the write then keeps it current and saves it, where it would
+        otherwise be stale and rebuilt from Milvus by the next read.
         """
+        path = self.graph_path
+        if self._graph is None and path is not None and path.is_dir() and any(path.iterdir()):
+            with self._lock:
+                self.current(check=False)
         current = self.connection.generation()
         value = current + 1
         self.bumps += 1
