@@ -180,7 +180,7 @@ def find_files(
         The files (sorted by source id), the skipped paths with the reason, and the
         symbolic links that were skipped because they leave the roots.
     """
-    from langchain_graphrag_milvus.ingest.loaders import FILE_TYPES, SourceFile, sniff_text, source_key
+    from langchain_graphrag_milvus.ingest.loaders import SourceFile, file_kind, source_key, unsupported
 
     roots = [Path(p) for p in paths]
     walk = _Walk(roots, include, exclude, [Path(p) for p in own])
@@ -196,18 +196,14 @@ def find_files(
     for target, reached in walk.by_target.items():
         source = _source(reached, target)
         walk.found.aliases.update(p for p in (source_key(r) for r in reached) if p != source)
-        kind = FILE_TYPES.get(target.suffix.lower()) or FILE_TYPES.get(Path(source).suffix.lower())
-        by_content = False
-        if kind is None:  # README, copyright, changelog.Debian...: recognised by their first bytes
-            kind, by_content = sniff_text(target), True
+        # by suffix; README, copyright, changelog.Debian...: by their first bytes; README.Debian.gz decompressed
+        kind, by_content, compressed = file_kind(target, Path(source).name)
         if kind is None:
-            walk.found.skipped.append(
-                (source, f"not a text, Markdown, reST, HTML or PDF file ({Path(source).suffix or 'no suffix'})")
-            )
+            walk.found.skipped.append((source, unsupported(Path(source).name)))
         elif len(source.encode("utf-8")) > MAX_ID_BYTES - _CHUNK_ID_ROOM:
             walk.found.skipped.append((source, f"path longer than {MAX_ID_BYTES - _CHUNK_ID_ROOM} bytes"))
         else:
-            walk.found.files.append(SourceFile(path=Path(source), source=source, kind=kind, by_content=by_content))
+            walk.found.files.append(SourceFile(Path(source), source, kind, by_content, compressed))
     walk.found.files.sort(key=lambda f: f.source)
     walk.found.skipped.sort()
     return walk.found

@@ -75,7 +75,7 @@ class IngestSummary:
     def count_read(self, files: Iterable[Any]) -> None:
         """Count the found files by how they are read (a kind told from the first bytes says "by content")."""
         for file in files:
-            kind = f"{file.kind} by content" if file.by_content else file.kind
+            kind = file.read_as
             self.read_as[kind] = self.read_as.get(kind, 0) + 1
 
     def add_ingest(self, report: Any) -> None:

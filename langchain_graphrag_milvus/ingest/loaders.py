@@ -2,7 +2,8 @@
 
 Text, Markdown and reStructuredText go through ``TextLoader`` (a file of no known suffix is
 read as text when its first bytes are UTF-8 text: ``README``, ``copyright``,
-``changelog.Debian``; ``SourceFile.by_content`` says so), PDF through ``PyPDFLoader`` (one Document per
+``changelog.Debian``; ``SourceFile.by_content`` says so; a ``.gz`` file is read decompressed,
+``README.Debian.gz`` as text, up to 64 MiB), PDF through ``PyPDFLoader`` (one Document per
 page), HTML through ``BSHTMLLoader`` (the standard-library parser, scripts and styles
 dropped); each is then split with ``RecursiveCharacterTextSplitter`` (Markdown-aware for
 ``.md``). These need the ``files`` extra::
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from langchain_graphrag_milvus.ingest.compressed import MAX_GUNZIPPED, gunzip_head, gunzipped
 from langchain_graphrag_milvus.ingest.markup import junk_title
 from langchain_graphrag_milvus.ingest.records import MAX_ID_BYTES
 
@@ -61,6 +63,10 @@ __all__ = [
     "LoadedFile",
     "discover_files",
     "sniff_text",
+    "sniff_bytes",
+    "file_kind",
+    "unsupported",
+    "MAX_GUNZIPPED",
     "load_file",
     "source_key",
     "is_under",
@@ -107,6 +113,13 @@ class SourceFile:
     kind: str
     #: The kind was told from the file's first bytes (no known suffix): ``README``, ``changelog.Debian``.
     by_content: bool = False
+    #: The file is gzip-compressed (``.gz``): read decompressed (:mod:`.compressed`).
+    compressed: bool = False
+
+    @property
+    def read_as(self) -> str:
+        """How the file is read, as the CLI summary says it: ``"text by content (gzip)"``."""
+        return self.kind + (" by content" if self.by_content else "") + (" (gzip)" if self.compressed else "")
 
 
 @dataclass
@@ -149,16 +162,40 @@ def _consider(
         return
     if include and not _matches(relative, include):
         return
-    kind = FILE_TYPES.get(path.suffix.lower())
-    by_content = False
+    kind, by_content, compressed = file_kind(path)
     if kind is None:
-        kind, by_content = sniff_text(path), True
-    if kind is None:
-        found.skipped.append((source, f"not a text, Markdown, reST, HTML or PDF file ({path.suffix or 'no suffix'})"))
+        found.skipped.append((source, unsupported(path.name)))
     elif len(source.encode("utf-8")) > MAX_ID_BYTES:
         found.skipped.append((source, f"path longer than {MAX_ID_BYTES} bytes"))
     else:
-        found.files.append(SourceFile(path=path, source=source, kind=kind, by_content=by_content))
+        found.files.append(SourceFile(path, source, kind, by_content, compressed))
+
+
+def unsupported(name: str) -> str:
+    """Why a file of this name is skipped (its suffix named)."""
+    suffixes = "".join(Path(name).suffixes[-2:]) if name.lower().endswith(".gz") else Path(name).suffix
+    return f"not a text, Markdown, reST, HTML or PDF file ({suffixes or 'no suffix'})"
+
+
+def file_kind(path: Path, *names: str) -> tuple[str | None, bool, bool]:
+    """How to read ``path``: ``(kind or None, told from its first bytes, gzip-compressed)``.
+
+    The kind comes from the suffix of the file's name (or of ``names``, e.g. the symbolic link
+    it was reached by), else from its first bytes (:func:`sniff_text`). A ``.gz`` file is read
+    decompressed: ``notes.md.gz`` as Markdown, ``README.Debian.gz`` by its content (a compressed
+    PDF is not read).
+    """
+    for name in (path.name, *names):
+        if name.lower().endswith(".gz"):
+            inner = FILE_TYPES.get(Path(name[:-3]).suffix.lower())
+            if inner is None:
+                inner = sniff_bytes(gunzip_head(path, SNIFF_BYTES))
+                return (None if inner == "pdf" else inner), True, True
+            return (None if inner == "pdf" else inner), False, True
+        kind = FILE_TYPES.get(Path(name).suffix.lower())
+        if kind is not None:
+            return kind, False, False
+    return sniff_text(path), True, False
 
 
 def sniff_text(path: Path) -> str | None:
@@ -171,6 +208,11 @@ def sniff_text(path: Path) -> str | None:
             head = handle.read(SNIFF_BYTES)
     except OSError:
         return None
+    return sniff_bytes(head)
+
+
+def sniff_bytes(head: bytes) -> str | None:
+    """:func:`sniff_text` of a file's first bytes."""
     if head.startswith(b"%PDF-"):
         return "pdf"
     if not head.strip() or b"\0" in head:
@@ -285,7 +327,7 @@ def load_file(file: SourceFile, settings: ChunkSettings) -> LoadedFile:
     from langchain_core.documents import Document
 
     stamp = fingerprint(file.path, settings)
-    pages = _loader(file).load()
+    pages = gunzipped(file.path, file.kind) if file.compressed else _loader(file).load()
     splitter = _splitter(file.kind, settings)
     texts: list[tuple[str, dict[str, Any]]] = []
     for page in pages:

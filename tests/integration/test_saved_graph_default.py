@@ -81,6 +81,32 @@ def test_a_new_process_loads_the_graph_saved_beside_the_database(make_store) -> 
     assert answer == {"ids": here, "graph_path": str(expected)}
 
 
+def test_a_write_in_a_new_process_keeps_the_saved_index_current(make_store, caplog, monkeypatch) -> None:
+    """A store that writes before it ever read the graph loads the saved one first: no rebuild after the write."""
+    from langchain_graphrag_milvus import MilvusGraphStore
+    from langchain_graphrag_milvus.graph import persist
+    from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
+
+    _lite(make_store)
+    first = make_store(LexicalEmbeddings())
+    first.add_documents(DOCS[:1])
+    first.close()
+    reads: list[int] = []
+    read_graph = GraphCache._read_graph
+    monkeypatch.setattr(GraphCache, "_read_graph", lambda self: reads.append(1) or read_graph(self))
+    again = MilvusGraphStore(LexicalEmbeddings(), uri=make_store.uri, collection_prefix=first.collection_prefix)
+    try:
+        with caplog.at_level(logging.WARNING, logger="langchain_graphrag_milvus"):
+            again.add_documents(DOCS[1:])  # (its no-relations check reads the graph after the write)
+            names = set(again.entity_names().values())
+        assert "Daniel Bernoulli" in names and "Leonhard Euler" in names
+        assert reads == [] and "rebuilding" not in caplog.text
+        saved = persist.read_manifest(again.graph_path)["fingerprint"]
+        assert saved == again.fingerprint()  # saved by the write, current
+    finally:
+        again.close()
+
+
 def test_a_folder_that_is_not_ours_is_left_alone(make_store, caplog) -> None:
     _lite(make_store)
     prefix = "autoforeign"

@@ -283,3 +283,45 @@ def test_printed_query_rows_and_summaries_hold_no_control_characters(
         emit(terminal_json({"skipped": summary.skipped}))
     for line in buffer.getvalue().split("\n"):
         assert not any(_unsafe(c) for c in line), repr(line)
+
+
+def test_gzip_compressed_files_are_read_decompressed_and_the_summary_says_so(tmp_path: Path, monkeypatch) -> None:
+    import gzip
+
+    from langchain_graphrag_milvus.ingest import compressed
+    from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, load_file
+
+    def gz(name: str, data: bytes) -> None:
+        (tmp_path / name).write_bytes(gzip.compress(data))
+
+    gz("README.Debian.gz", b"polkit for Debian\n\nThe polkitd daemon runs as its own user.\n")
+    gz("notes.md.gz", b"# Notes\n\nUse `init.defaultBranch`.\n")
+    gz("page.html.gz", b"<html><head><title>Guide</title></head><body><p>Hello <b>world</b></p></body></html>")
+    gz("logo.png.gz", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    gz("manual.pdf.gz", b"%PDF-1.4 ...")
+    (tmp_path / "broken.gz").write_bytes(b"not gzip at all")
+    found = find_files([tmp_path])
+    kinds = {Path(f.source).name: f.read_as for f in found.files}
+    assert kinds == {
+        "README.Debian.gz": "text by content (gzip)",
+        "notes.md.gz": "markdown (gzip)",
+        "page.html.gz": "html (gzip)",
+    }
+    skipped = {Path(s).name: reason for s, reason in found.skipped}
+    assert set(skipped) == {"logo.png.gz", "manual.pdf.gz", "broken.gz"}
+    assert "(.png.gz)" in skipped["logo.png.gz"] and "(.pdf.gz)" in skipped["manual.pdf.gz"]
+    summary = IngestSummary(files_found=len(found.files))
+    summary.count_read(found.files)
+    line = next(x for x in summary.text().splitlines() if x.startswith("files read as: "))
+    assert line == "files read as: 1 html (gzip), 1 markdown (gzip), 1 text by content (gzip)"
+    by_name = {Path(f.source).name: f for f in found.files}
+    readme = load_file(by_name["README.Debian.gz"], ChunkSettings())
+    assert [d.page_content for d in readme.documents] == [
+        "polkit for Debian\n\nThe polkitd daemon runs as its own user."
+    ]
+    assert readme.documents[0].metadata["source"] == by_name["README.Debian.gz"].source
+    page = load_file(by_name["page.html.gz"], ChunkSettings())
+    assert page.documents[0].page_content == "Hello\nworld" and page.documents[0].metadata["title"] == "Guide"
+    monkeypatch.setattr(compressed, "MAX_GUNZIPPED", 10)  # a file that decompresses past the limit
+    with pytest.raises(ValueError, match="MiB once decompressed"):
+        load_file(by_name["README.Debian.gz"], ChunkSettings())
