@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from langchain_graphrag_milvus.errors import CorruptIndexError, GraphPathError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, persist
+from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
 
 __all__ = ["SavedIndex", "load_saved", "save_index", "saved_names"]
@@ -32,7 +33,7 @@ class SavedIndex(NamedTuple):
 
     graph: GraphIndex
     table: NameTable | None
-    names: dict[str, str] | None
+    names: NameMap | None
     fingerprint: dict[str, Any]
 
 
@@ -49,7 +50,7 @@ def load_saved(path: Path, fingerprint: Callable[[], dict[str, Any]], on_stale: 
     damage: persist.IndexFileError | None = None
     graph: GraphIndex | None = None
     table: NameTable | None = None
-    names: dict[str, str] | None = None
+    names: NameMap | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-fingerprint") as pool:
         asked = pool.submit(fingerprint)
         try:
