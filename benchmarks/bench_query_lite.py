@@ -6,9 +6,11 @@
 Each ``--store`` is a Milvus Lite database built with the local MiniLM model (e.g. a
 ``cv_ranking.py`` or ``eval`` store under ``.cache/``; copy it first if another process holds
 it), its collection prefix and the questions to ask (``question`` and ``gold_passage_ids``).
-Every question goes through the default ``MilvusGraphRetriever`` (k=5, no LLM) and the naive
-retriever, alternating which goes first, ``--rounds`` times after a warm-up. Every Milvus client
-call is timed by a spy on ``MilvusClient`` (``scale_worker.MilvusSpy``), so per query it prints:
+Every question goes through the default ``MilvusGraphRetriever`` (k=5, no LLM), the same
+retriever on a store with ``local_search="off"`` (every entity and relation search made by
+Milvus, as before client-side vectors) and the naive retriever, rotating which goes first,
+``--rounds`` times after a warm-up. Every Milvus client call is timed by a spy on
+``MilvusClient`` (``scale_worker.MilvusSpy``), so per query it prints:
 wall p50/p99, the query embedding, Milvus time, the library's own time (wall minus both), the
 calls made and the **waves**: groups of calls in a row (calls issued together count once), and
 graph ÷ naive at p50, all from the same run. Recall@5 is printed as a check that what is
@@ -73,14 +75,21 @@ def run_store(spec: str, rounds: int, warmup: int, limit: int | None) -> dict[st
     spy = MilvusSpy()
     spy.install()
     store = MilvusGraphStore(embedding, uri=uri, collection_prefix=prefix)  # type: ignore[arg-type]
-    retrievers = {"graph": MilvusGraphRetriever(store=store, k=5), "naive": store.as_naive_retriever(k=5)}
+    # the same data with every search made by Milvus (the store before client-side vectors)
+    remote = MilvusGraphStore(embedding, uri=uri, collection_prefix=prefix, local_search="off")  # type: ignore[arg-type]
+    retrievers = {
+        "graph": MilvusGraphRetriever(store=store, k=5),
+        "graph, Milvus search": MilvusGraphRetriever(store=remote, k=5),
+        "naive": store.as_naive_retriever(k=5),
+    }
     for q in questions[:warmup]:
         for r in retrievers.values():
             r.invoke(q["question"])
-    out: dict[str, list[dict[str, Any]]] = {"graph": [], "naive": []}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in retrievers}
     for round_ in range(rounds):
         for i, q in enumerate(questions):
-            order = ["graph", "naive"] if (i + round_) % 2 == 0 else ["naive", "graph"]
+            shift = (i + round_) % len(retrievers)
+            order = list(retrievers)[shift:] + list(retrievers)[:shift]
             for name in order:
                 lo = time.perf_counter()
                 docs = retrievers[name].invoke(q["question"])
@@ -90,6 +99,7 @@ def run_store(spec: str, rounds: int, warmup: int, limit: int | None) -> dict[st
                 split["recall"] = len(ids & gold) / len(gold)
                 out[name].append(split)
     store.close()
+    remote.close()
     return {"store": f"{Path(uri).name}:{prefix}", "questions": len(questions), **out}
 
 
@@ -107,15 +117,16 @@ def summary(splits: list[dict[str, Any]]) -> dict[str, float]:
 def report(results: list[dict[str, Any]]) -> None:
     rows: list[list[str]] = []
     for res in results:
-        g, n = summary(res["graph"]), summary(res["naive"])
-        for name, s in (("graph", g), ("naive", n)):
+        n = summary(res["naive"])
+        for name in [k for k in res if k not in ("store", "questions")]:
+            s = g = summary(res[name])
             rows.append([
                 res["store"], name, f"{s['total_50']:.1f} / {s['total_99']:.1f}", f"{s['embed_50']:.1f}",
                 f"{s['milvus_50']:.1f}", f"{s['library_50']:.1f}", f"{s['calls']:.0f}",
                 f"{s['waves_p50']:.0f} / {s['waves_mean']:.2f} / {s['waves_max']:.0f}", f"{s['recall']:.1f}",
-                f"{g['total_50'] / n['total_50']:.2f}x" if name == "graph" else "",
+                f"{g['total_50'] / n['total_50']:.2f}x" if name != "naive" else "",
                 f"{(g['total_50'] - g['embed_50']) / max(n['total_50'] - n['embed_50'], 1e-9):.2f}x"
-                if name == "graph" else "",
+                if name != "naive" else "",
             ])  # fmt: skip
     headers = ["store", "retriever", "wall p50 / p99 ms", "embed p50", "Milvus p50", "library p50", "calls",
                "waves p50 / mean / max", "R@5", "graph ÷ naive p50", "÷ without embedding"]  # fmt: skip

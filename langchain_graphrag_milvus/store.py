@@ -23,6 +23,9 @@ from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.indexes import index_recall
+from langchain_graphrag_milvus.milvus.lite import is_lite
+from langchain_graphrag_milvus.milvus.local_search import LocalSearch
+from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.schema import Kind
@@ -118,6 +121,10 @@ class MilvusGraphStore(VectorStoreViews):
             often, a retrieval reads the generation counter (one ``describe_collection``, sent
             with its searches) and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
             never (call :meth:`refresh` yourself). Default 1 s; see README "Guarantees".
+        local_search: Entity and relation vectors held in the client, saved with the graph
+            index, so their searches need no Milvus round trip (:mod:`~.milvus.local_search`).
+            ``"auto"``: on Milvus Lite, whose searches scan every row, up to 300k rows per kind
+            (≈1.5 KiB each at 384 dimensions); ``"on"``: on any Milvus; ``"off"``: never.
         extractor: Triplet extractor for passages ingested without triplets (e.g.
             :func:`~langchain_graphrag_milvus.ingest.triplets.create_llm_triplet_extractor`), or
             ``"offline"`` for the spaCy extractor of
@@ -162,6 +169,7 @@ class MilvusGraphStore(VectorStoreViews):
         graph_path: str | os.PathLike[str] | None = "auto",
         on_stale: Literal["rebuild", "error"] = "rebuild",
         refresh_interval: float | None = 1.0,
+        local_search: LocalMode = "auto",
         extractor: Runnable[str, Any] | Literal["offline"] | None = None,
         supplement: Runnable[Any, Any] | Supplement | None = None,
         extraction_cache: str | os.PathLike[str] | None = None,
@@ -205,8 +213,10 @@ class MilvusGraphStore(VectorStoreViews):
             graph_path=resolve_graph_path(graph_path, uri, collection_prefix),
             on_stale=on_stale,
             refresh_interval=refresh_interval,
+            local=local_vectors_for(local_search, lite=is_lite(uri), cosine=self._connection.metric == "COSINE"),
         )
         self._graph_cache.label = repr(self)
+        self._search = LocalSearch(self._reads, self._graph_cache)
         self._writes = StoreWrites(self._ingest_context)
 
     def _open_connection(self, **settings: Any) -> MilvusConnection:
@@ -285,8 +295,8 @@ class MilvusGraphStore(VectorStoreViews):
             drop_saved_graph(self.graph_path)
 
     # ------------------------------------------------------------------ reads
-    search = forward("_reads", MilvusReads.search)
-    asearch = forward("_reads", MilvusReads.asearch)
+    search = forward("_search", LocalSearch.search)
+    asearch = forward("_search", LocalSearch.asearch)
     fetch = forward("_reads", MilvusReads.fetch)
     afetch = forward("_reads", MilvusReads.afetch)
     iterate = forward("_reads", MilvusReads.iterate)

@@ -256,7 +256,10 @@ def load_extra(
         name = str(file)
         if name.startswith(_EXTRA) and name.endswith(".npy"):
             try:
-                out[name[len(_EXTRA) : -4]] = np.load(path / name, mmap_mode="r" if mmap else None, allow_pickle=False)
+                # a plain ndarray view of the memory map, as the graph's arrays (no per-slice overhead)
+                out[name[len(_EXTRA) : -4]] = np.asarray(
+                    np.load(path / name, mmap_mode="r" if mmap else None, allow_pickle=False)
+                )
             except (OSError, ValueError, EOFError) as exc:
                 raise IndexFileError(f"{path / name} cannot be read: {exc}") from None
     return out

@@ -26,7 +26,9 @@ from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report
 from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
 from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
+from langchain_graphrag_milvus.milvus.graph_vectors import GraphVectors
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
+from langchain_graphrag_milvus.milvus.local_vectors import LocalVectors
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
@@ -41,7 +43,7 @@ _MAX_VIEWS = 64
 REBUILD_PARALLEL = 4
 
 
-class GraphCache(GraphChanges, Generic[LinkerT]):
+class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
     """Graph index, entity names, tenant views and entity linker of one store.
 
     Args:
@@ -54,6 +56,7 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
             database (:func:`~langchain_graphrag_milvus.graph.owned_dir.check_graph_path`).
         on_stale: ``"rebuild"`` or ``"error"`` when the saved index does not match Milvus.
         refresh_interval: Seconds between checks for other writers' changes (``None``: never).
+        local: Entity and relation vectors held in the client (:mod:`.graph_vectors`; None: none).
 
     Raises:
         ValueError: ``on_stale`` or ``refresh_interval`` is invalid.
@@ -70,6 +73,7 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
         graph_path: str | os.PathLike[str] | None = None,
         on_stale: Literal["rebuild", "error"] = "rebuild",
         refresh_interval: float | None = 1.0,
+        local: LocalVectors | None = None,
     ) -> None:
         if on_stale not in ("rebuild", "error"):
             raise ValueError("on_stale must be 'rebuild' or 'error'")
@@ -96,6 +100,8 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
         self._names_table: tuple[NameMap, NameTable] | None = None
         self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
         self._pending: PendingFold | None = None
+        self.local = local
+        self._saved_state = None
         #: How many times this cache bumped the generation (a write changed Milvus).
         self.bumps = 0
         #: Key ranges read at once by a rebuild (:mod:`.graph_read`); 1 on Milvus Lite.
@@ -193,6 +199,8 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
             self._linker = None
             self._views.clear()
             self._pending = None
+            if self.local is not None:
+                self.local.forget()
 
     def _build_graph(self) -> GraphIndex:
         path = self.graph_path
@@ -205,6 +213,10 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
         if saved.table is not None and saved.names is not None:
             self._entity_names, self._names_table = saved.names, (saved.names, saved.table)
         self._seen_generation = int(saved.fingerprint["generation"])
+        if self.local is not None:
+            for kind, table in saved.vectors.items():
+                self.local.seed(kind, table)  # memory-mapped; checked against the graph at first use
+        self._saved_state = (saved.graph, saved.fingerprint)
         return saved.graph
 
     def _read_graph(self) -> GraphIndex:
@@ -220,15 +232,16 @@ class GraphCache(GraphChanges, Generic[LinkerT]):
         graph = rows.to_graph()
         self._entity_names = NameMap.from_mapping(rows.names)  # read anyway: the offline linker needs them
         if fingerprint is not None:
-            self._save(graph, fingerprint)
+            self._save(graph, fingerprint, vectors=False)  # (not in memory yet: read at the first search)
         return graph
 
-    def _save(self, graph: GraphIndex, fingerprint: dict[str, Any]) -> None:
-        """Save the index and the names under ``graph_path`` (:func:`.graph_saved.save_index`: failures warn)."""
+    def _save(self, graph: GraphIndex, fingerprint: dict[str, Any], *, vectors: bool = True) -> None:
+        """Save the index, names and vectors under ``graph_path`` (:func:`.graph_saved.save_index`: failures warn)."""
         assert self.graph_path is not None
         names = self._entity_names
         table = self._name_table(names) if names is not None else None
-        save_index(graph, self.graph_path, fingerprint, table)
+        save_index(graph, self.graph_path, fingerprint, table, self.saved_vectors() if vectors else None)
+        self._saved_state = (graph, fingerprint)
 
     def _name_table(self, names: NameMap) -> NameTable:
         """The name table of ``names`` (kept; rows of the previous table are reused for unchanged names)."""

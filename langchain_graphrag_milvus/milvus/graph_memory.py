@@ -37,6 +37,7 @@ ITEMS = (
     "linker",
     "views",
     "pending changes",
+    "local vectors",
 )
 
 
@@ -110,6 +111,7 @@ def memory_report(cache: Any) -> MemoryReport:
         linker=cache._linker[1] if cache._linker is not None else None,
         views=cache._views,
         pending=cache._pending,
+        vectors=cache.local.held() if cache.local is not None else None,
     )
 
 
@@ -121,6 +123,7 @@ def report_of(
     linker: Any = None,
     views: Any = None,
     pending: Any = None,
+    vectors: Any = None,
 ) -> MemoryReport:
     """The report of these parts of a graph state (None: not built; see :data:`ITEMS`)."""
     linker_names = table._linker_names if table is not None else None
@@ -139,6 +142,7 @@ def report_of(
         "linker": (linker,),
         "views": (views,),
         "pending changes": (pending,),
+        "local vectors": (vectors,),
     }
     stops = {
         "graph arrays": (graph.passages, graph._cache) if graph is not None else (),

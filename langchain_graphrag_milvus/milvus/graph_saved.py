@@ -11,30 +11,36 @@ one that cannot be read is damaged: either is rebuilt from Milvus, or raises wit
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from langchain_graphrag_milvus.errors import CorruptIndexError, GraphPathError, StaleIndexError
 from langchain_graphrag_milvus.graph import GraphIndex, persist
+from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
+from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
 
-__all__ = ["SavedIndex", "load_saved", "save_index", "saved_names"]
+__all__ = ["SavedIndex", "load_saved", "save_index", "saved_names", "saved_vectors"]
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
 _NAMES = "names_"  # the saved index's extra arrays that hold the entity names (:class:`NameTable`)
+_VECTORS = "vectors_"  # ... and the entity and relation vectors held in the client (:mod:`.local_vectors`)
 
 
 class SavedIndex(NamedTuple):
-    """A saved index matching Milvus: graph, name table and names (None if saved without them), fingerprint."""
+    """A saved index matching Milvus: graph, name table and names (None if saved without them), fingerprint, vectors."""
 
     graph: GraphIndex
     table: NameTable | None
     names: NameMap | None
     fingerprint: dict[str, Any]
+    vectors: dict[Kind, VectorTable] = {}
 
 
 def load_saved(path: Path, fingerprint: Callable[[], dict[str, Any]], on_stale: str) -> SavedIndex | None:
@@ -51,6 +57,7 @@ def load_saved(path: Path, fingerprint: Callable[[], dict[str, Any]], on_stale: 
     graph: GraphIndex | None = None
     table: NameTable | None = None
     names: NameMap | None = None
+    vectors: dict[Kind, VectorTable] = {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-fingerprint") as pool:
         asked = pool.submit(fingerprint)
         try:
@@ -61,11 +68,12 @@ def load_saved(path: Path, fingerprint: Callable[[], dict[str, Any]], on_stale: 
             try:
                 graph, table = GraphIndex.load(path), saved_names(path)
                 names = table.names() if table is not None else None
+                vectors = saved_vectors(path)
             except persist.IndexFileError as exc:
                 damage = exc
         current = asked.result()
     if graph is not None and damage is None and saved == current:
-        return SavedIndex(graph, table, names, current)
+        return SavedIndex(graph, table, names, current, vectors)
     # another store's index (same prefix elsewhere, or copied with valid checksums); indexes saved before
     # store ids existed have none: they differ from the current fingerprint and are rebuilt once as stale
     if isinstance(saved, dict) and saved.get("store_id", current["store_id"]) != current["store_id"]:
@@ -98,8 +106,30 @@ def saved_names(path: Path) -> NameTable | None:
         raise persist.IndexFileError(f"the entity names saved in {path} are damaged: {exc}") from None
 
 
-def save_index(graph: GraphIndex, path: Path, fingerprint: dict[str, Any], table: NameTable | None) -> None:
-    """Save the index (with the name table and its fuzzy index) in ``path``; a failure is a warning.
+def saved_vectors(path: Path) -> dict[Kind, VectorTable]:
+    """The vector tables saved with the index, memory-mapped (none saved: ``{}``; damaged: ``IndexFileError``)."""
+    saved = {k[len(_VECTORS) :]: v for k, v in persist.load_extra(path, check=False).items() if k.startswith(_VECTORS)}
+    out: dict[Kind, VectorTable] = {}
+    for kind in LOCAL_KINDS:
+        keys, matrix = saved.get(f"{kind}_keys"), saved.get(kind)
+        if keys is None or matrix is None:
+            continue
+        if keys.dtype != np.uint64 or keys.ndim != 1 or matrix.dtype != np.float32 or matrix.ndim != 2:
+            raise persist.IndexFileError(f"the {kind} vectors saved in {path} are damaged")
+        if len(keys) != len(matrix) or (len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1]))):
+            raise persist.IndexFileError(f"the {kind} vectors saved in {path} are damaged")
+        out[kind] = VectorTable(keys, matrix)
+    return out
+
+
+def save_index(
+    graph: GraphIndex,
+    path: Path,
+    fingerprint: dict[str, Any],
+    table: NameTable | None,
+    vectors: Mapping[Kind, VectorTable] | None = None,
+) -> None:
+    """Save the index (with the name table and its fuzzy index, and the vector tables) in ``path``; a failure warns.
 
     The index is derived data. So is a path that stopped being ours after the store opened
     (someone put files in it): ``persist.save`` refuses it before writing anything
@@ -109,6 +139,8 @@ def save_index(graph: GraphIndex, path: Path, fingerprint: dict[str, Any], table
     if table is not None:  # saved with the index: a process opening it reads no name from Milvus
         table.linker_names().index()  # the fuzzy index too: an opened index does not build it on a query
         extra = {_NAMES + k: v for k, v in table.arrays().items()}
+    for kind, vt in (vectors or {}).items():  # saved with the index: a process opening it reads no vector
+        extra = {**(extra or {}), f"{_VECTORS}{kind}_keys": vt.keys, f"{_VECTORS}{kind}": vt.matrix}
     try:
         persist.save(graph, path, fingerprint=fingerprint, extra=extra)
     except (OSError, GraphPathError) as exc:

@@ -80,6 +80,7 @@ def write_rows(parts: StoreParts, kind: Kind, rows: list[dict[str, Any]], existi
         else:
             conn.client.upsert(name, batch, timeout=conn.timeout)
     conn.written(kind)  # this write's timestamp follows any earlier delete
+    parts.graph.offer_vectors(kind, rows)  # the vectors held in the client take them without a read
 
 
 def delete_rows(parts: StoreParts, kind: Kind, ids: Sequence[str]) -> None:

@@ -73,13 +73,19 @@ class Embed(Request[list[list[float]]]):
 
 @dataclass(frozen=True)
 class Search(Request["list[list[Hit]]"]):
-    """One batched vector search: per vector, its hits, most similar first."""
+    """One batched vector search: per vector, its hits, most similar first.
+
+    ``within``: when the filter selects exactly the rows of these primary keys (``pk in [...]``,
+    or the relations of some entities), those keys: a store holding the vectors in the client
+    scores only these rows instead of asking Milvus (:mod:`~langchain_graphrag_milvus.milvus.local_search`).
+    """
 
     kind: Kind
     vectors: tuple[tuple[float, ...], ...]
     limit: int
     filter_expr: str | None = None
     output_fields: tuple[str, ...] = ("pk",)
+    within: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,14 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def search_options(effect: Search) -> dict[str, Any]:
+    """The keyword arguments of a store's ``search`` for ``effect`` (``within`` only when set)."""
+    options: dict[str, Any] = {"filter_expr": effect.filter_expr, "output_fields": effect.output_fields}
+    if effect.within is not None:
+        options["within"] = effect.within
+    return options
+
+
 def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = None) -> Any:
     """The answer to one effect, by blocking calls (``callbacks``: the run's child callback manager)."""
     if isinstance(effect, Invoke):
@@ -68,13 +76,7 @@ def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = No
     if isinstance(effect, Embed):
         return store.embedding.embed_documents(list(effect.texts))
     if isinstance(effect, Search):
-        return store.search(
-            effect.kind,
-            effect.vectors,
-            effect.limit,
-            filter_expr=effect.filter_expr,
-            output_fields=effect.output_fields,
-        )
+        return store.search(effect.kind, effect.vectors, effect.limit, **search_options(effect))
     if isinstance(effect, Fetch):
         return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
     if isinstance(effect, Gather):
@@ -151,13 +153,7 @@ async def answer_async(effect: Request[Any], store: RetrievalStore, callbacks: A
     if isinstance(effect, Embed):
         return await store.embedding.aembed_documents(list(effect.texts))
     if isinstance(effect, Search):
-        return await store.asearch(
-            effect.kind,
-            effect.vectors,
-            effect.limit,
-            filter_expr=effect.filter_expr,
-            output_fields=effect.output_fields,
-        )
+        return await store.asearch(effect.kind, effect.vectors, effect.limit, **search_options(effect))
     if isinstance(effect, Fetch):
         return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
     if isinstance(effect, Gather):

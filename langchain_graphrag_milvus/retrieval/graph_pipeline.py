@@ -239,9 +239,10 @@ def first_searches(
     # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds=0``; the
     # reranker's pool scores its passages' relations with a search restricted to them)
     search_relations = not (ppr and p.ppr_relation_seeds == 0)
-    relation_filter = None
+    relation_filter, relation_ids = None, None
     if ppr and relation_scope(p.relation_scope, graph.n_relations) == "entities" and view is None:
         relation_filter = linked_relations_filter(graph, exact)
+        relation_ids = linked_relation_ids(graph, exact) if relation_filter else None
     entity_limit = p.entity_top_k
     if p.filter:  # hits of other tenants are dropped below: ask for more
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
@@ -250,7 +251,8 @@ def first_searches(
     passage_limit = max(p.k, p.ppr_passage_seeds, p.max_candidates if with_reranker else 0, fusion_depth)
     searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
     if search_relations:
-        searches.insert(0, Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS))
+        relation_search = Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS, relation_ids)
+        searches.insert(0, relation_search)
     if evecs:
         searches.insert(0, Search("entities", evecs, entity_limit))
     if not check_with_searches:
@@ -301,6 +303,13 @@ def relation_scope(scope: str, n_relations: int) -> str:
     if scope != "auto":
         return scope
     return "entities" if n_relations >= AUTO_PUSH_RELATIONS else "all"
+
+
+def linked_relation_ids(graph: GraphIndex, exact: Sequence[int]) -> tuple[str, ...]:
+    """The ids of the relations :func:`linked_relations_filter` selects (the search's ``within``)."""
+    linked = np.unique(np.asarray([int(e) for e in exact if e >= 0], np.int64))
+    _, relations = gather_rows(graph.ent_rel, linked.astype(np.int32))
+    return tuple(key_to_id(k) for k in graph.relations.keys[np.unique(relations)].tolist())
 
 
 def linked_relations_filter(graph: GraphIndex, exact: Sequence[int]) -> str | None:

@@ -256,7 +256,7 @@ def _score_edges(ends: _Endpoints, results: list[tuple[tuple[str, str], PathResu
     rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
     chunks = [rel_ids[i : i + _SEARCH_CHUNK] for i in range(0, len(rel_ids), _SEARCH_CHUNK)]
     answers = yield from search_all(
-        [Search("relations", (ends.qvec,), len(c), expr.in_list("pk", c), _RELATION_FIELDS) for c in chunks]
+        [Search("relations", (ends.qvec,), len(c), expr.in_list("pk", c), _RELATION_FIELDS, tuple(c)) for c in chunks]
     )
     rows: dict[str, dict[str, Any]] = {
         h.id: {**h.fields, "_similarity": h.score} for (hits_,) in answers for h in hits_

@@ -94,7 +94,7 @@ def relation_similarities(qvec: tuple[float, ...], ids: Sequence[str], known: Se
     hits: list[Hit] = []
     if missing:
         (hits,) = yield from ask(
-            Search("relations", (qvec,), len(missing), expr.in_list("pk", missing), RELATION_FIELDS)
+            Search("relations", (qvec,), len(missing), expr.in_list("pk", missing), RELATION_FIELDS, tuple(missing))
         )
     reused = [have[i] for i in dict.fromkeys(ids) if i in have]
     if not reused:

@@ -51,8 +51,12 @@ class RetrievalStore(Protocol):
         *,
         filter_expr: str | None = None,
         output_fields: Sequence[str] = ...,
+        within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
-        """Per vector, the ``limit`` most similar rows of ``kind``, most similar first."""
+        """Per vector, the ``limit`` most similar rows of ``kind``, most similar first.
+
+        ``within``: the primary keys ``filter_expr`` selects, when it selects exactly those.
+        """
 
     async def asearch(
         self,
@@ -62,6 +66,7 @@ class RetrievalStore(Protocol):
         *,
         filter_expr: str | None = None,
         output_fields: Sequence[str] = ...,
+        within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Async :meth:`search`."""
 

@@ -10,6 +10,7 @@ import pytest
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache, GraphDelta
+from langchain_graphrag_milvus.milvus.local_search import LocalSearch
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.store import MilvusGraphStore
 from langchain_graphrag_milvus.text.names import entity_id, id_to_key, relation_id
@@ -74,7 +75,12 @@ def test_graph_cache_settings_are_validated(tmp_path) -> None:
 
 
 def test_facade_forwards_keep_the_parts_signatures_docs_and_async_nature() -> None:
-    assert inspect.signature(MilvusGraphStore.search) == inspect.signature(MilvusReads.search)
+    assert inspect.signature(MilvusGraphStore.search) == inspect.signature(LocalSearch.search)
+    # the store's search takes what Milvus' takes, and ``within`` (the keys its filter selects)
+    reads = inspect.signature(MilvusReads.search).parameters
+    store = inspect.signature(MilvusGraphStore.search).parameters
+    assert list(store) == [*reads, "within"]
+    assert all(store[name] == reads[name] for name in reads)
     assert MilvusGraphStore.fetch.__doc__ == MilvusReads.fetch.__doc__
     assert inspect.iscoroutinefunction(MilvusGraphStore.asearch)
     assert inspect.iscoroutinefunction(MilvusGraphStore.afetch)

@@ -1,0 +1,116 @@
+"""The graph cache's entity and relation vectors held in the client (a part of :class:`.graph_cache.GraphCache`).
+
+:class:`GraphVectors` keeps the store's :class:`~.local_vectors.LocalVectors` in step with
+the graph and the entity names the cache holds: the writes offer the rows they wrote
+(:meth:`~GraphVectors.offer_vectors`, called by :func:`.writes.write_rows`), a search asks
+for a kind's table (:meth:`~GraphVectors.vector_table`), and the tables are saved with the
+index under ``graph_path`` and loaded with it.
+
+Rows a table lacks are read by key (up to :data:`~.local_vectors.FETCH_MAX`), or all at
+once when there are more (a store saved before vectors were, or written by another
+process): only with a ``graph_path``, where the result is saved, so a store pays that
+read once, not once per process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.milvus.local_vectors import (
+    FETCH_MAX,
+    LOCAL_KINDS,
+    IncompleteRead,
+    LocalVectors,
+    VectorTable,
+)
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
+
+__all__ = ["GraphVectors"]
+
+
+class GraphVectors:
+    """The local vectors of :class:`~langchain_graphrag_milvus.milvus.graph_cache.GraphCache` (a mixin)."""
+
+    reads: MilvusReads
+    graph_path: Path | None
+    _lock: threading.RLock
+    _graph: GraphIndex | None
+    #: The store's vectors held here (None: every search goes to Milvus).
+    local: LocalVectors | None
+    #: The graph and fingerprint of the index last saved or loaded (a vector read re-saves it).
+    _saved_state: tuple[GraphIndex, dict[str, Any]] | None
+
+    if TYPE_CHECKING:  # GraphCache's
+
+        def unchecked(self) -> GraphIndex: ...  # noqa: D102
+
+        def entity_names(self) -> Mapping[str, str]: ...  # noqa: D102
+
+        def _save(self, graph: GraphIndex, fingerprint: dict[str, Any], *, vectors: bool = True) -> None: ...
+
+    def offer_vectors(self, kind: Kind, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Rows just written to Milvus (``pk`` and ``vector``): the tables take them without a read."""
+        if self.local is not None:
+            self.local.offer(kind, rows)
+
+    def vector_table(self, kind: Kind, *, scan: bool = True) -> VectorTable | None:
+        """The table of ``kind`` in step with the graph (None: search Milvus).
+
+        ``scan=False``: never read a whole collection (when saving after a write).
+        """
+        local = self.local
+        if local is None or kind not in LOCAL_KINDS:
+            return None
+        source: object
+        if kind == "relations":
+            graph = self.unchecked()
+            source, target = graph, (lambda: graph.relations.keys)
+        else:
+            names = self.entity_names()
+            source, target = names, (lambda: _name_keys(names))
+        scanned: list[Kind] = []
+        table = local.table(kind, source, target, lambda k, missing, _: self._read_vectors(k, missing, scan, scanned))
+        if scanned and table is not None:
+            self._resave()
+        return table
+
+    def saved_vectors(self) -> dict[Kind, VectorTable]:
+        """The tables to save with the index: those in step with it (read by key if they lack a few rows)."""
+        if self.local is None:
+            return {}
+        tables = {kind: self.vector_table(kind, scan=False) for kind in LOCAL_KINDS}
+        return {kind: t for kind, t in tables.items() if t is not None}
+
+    def _read_vectors(self, kind: Kind, missing: np.ndarray, scan: bool, scanned: list[Kind]) -> VectorTable:
+        assert self.local is not None
+        rows: Iterable[Mapping[str, Any]]
+        if len(missing) <= FETCH_MAX:
+            rows = self.reads.fetch(kind, [key_to_id(int(k)) for k in missing], ("vector",)).values()
+        elif not scan or self.graph_path is None:
+            raise IncompleteRead(f"{len(missing)} rows to read, and no saved index to keep them in")
+        else:
+            scanned.append(kind)
+            rows = self.reads.iterate(kind, ("vector",))
+        rows = list(rows)
+        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        vectors = np.asarray([r["vector"] for r in rows], np.float32).reshape(len(rows), -1)
+        return VectorTable.build(keys, vectors, self.local.cosine)
+
+    def _resave(self) -> None:
+        """Save the index again with the vectors just read, if the graph is still the one last saved."""
+        with self._lock:
+            state = self._saved_state
+            if self.graph_path is not None and state is not None and state[0] is self._graph:
+                self._save(*state)
+
+
+def _name_keys(names: Mapping[str, str]) -> np.ndarray:
+    return np.fromiter((id_to_key(i) for i in names), np.uint64, len(names))

@@ -1,0 +1,287 @@
+"""Entity and relation vectors held in the client, so a search over them needs no Milvus round trip.
+
+Milvus Lite (the embedded default) answers every search by brute force, about 6 µs a row
+(measured: 152 ms for musique100's 28,871 relations, 79 ms for its 21,260 entities), where
+one matrix product here takes 2–3 ms. :class:`LocalVectors` keeps, per kind, a
+:class:`VectorTable` (sorted uint64 keys, float32 rows) **in step with the graph**: the rows
+a kind must hold are the graph's relations and the store's entities (the keys of what Milvus
+holds, kept current by the graph cache), and a table is checked against them whenever the
+graph changed. A relation's or entity's key is a hash of its text, so its vector never
+changes while its key lives: what a table lacks comes from the rows this process wrote
+(:meth:`LocalVectors.offer`), else is read from Milvus by key; what the graph lost is dropped.
+The tables are saved with the graph index (:mod:`.graph_saved`) and memory-mapped on load.
+
+Only an unfiltered search is answered here, with the index's metric (``COSINE`` or ``IP``)
+over every row, as a ``FLAT`` index would (:mod:`.exact`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
+
+__all__ = [
+    "LOCAL_KINDS",
+    "AUTO_MAX_ROWS",
+    "FETCH_MAX",
+    "VectorTable",
+    "LocalVectors",
+    "LocalMode",
+    "IncompleteRead",
+    "local_vectors_for",
+]
+
+#: The kinds whose vectors may be held here (passages are searched with the user's filters, in Milvus).
+LOCAL_KINDS: tuple[Kind, ...] = ("entities", "relations")
+#: Under ``local_search="auto"``, most rows of a kind held here (≈1.5 KiB each at 384 dimensions).
+AUTO_MAX_ROWS = 300_000
+#: Most missing rows a check reads by key; more (e.g. a store saved before vectors were) are read in one scan.
+FETCH_MAX = 4096
+
+logger = logging.getLogger("langchain_graphrag_milvus")
+
+LocalMode = Literal["auto", "on", "off"]
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """Rows of one kind: ``keys`` (uint64, sorted, unique) and ``matrix`` (float32, one row per key).
+
+    Under ``COSINE`` the rows are stored at unit length, so every search is one matrix product.
+    """
+
+    keys: np.ndarray
+    matrix: np.ndarray
+
+    @classmethod
+    def build(cls, keys: np.ndarray, matrix: np.ndarray, cosine: bool) -> VectorTable:
+        """A table of these rows (any order; a key given twice keeps its last row)."""
+        keys = np.asarray(keys, np.uint64)
+        matrix = np.asarray(matrix, np.float32)
+        if cosine and len(matrix):
+            matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), np.float32(1e-30))
+        rev = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]  # each key's last row, keys sorted
+        return cls(keys[rev], np.ascontiguousarray(matrix[rev]))
+
+    @classmethod
+    def empty(cls) -> VectorTable:
+        """A table of no rows."""
+        return cls(np.zeros(0, np.uint64), np.zeros((0, 0), np.float32))
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (0 for a table built from no rows)."""
+        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
+
+    def positions(self, ids: Sequence[str]) -> np.ndarray | None:
+        """Row positions of these ids (once each), or None if the table lacks one (or one is not our id)."""
+        try:
+            keys = np.unique(np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids)))
+        except (ValueError, TypeError, OverflowError):
+            return None
+        at = np.searchsorted(self.keys, keys)
+        if len(at) and (int(at.max()) >= len(self.keys) or not bool(np.all(self.keys[at] == keys))):
+            return None
+        return at
+
+    def top(
+        self, queries: np.ndarray, limit: int, cosine: bool, rows: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query, the row positions of its ``limit`` best rows and their scores, best first.
+
+        ``rows``: only these row positions are scored (a search restricted to some keys).
+        """
+        queries = np.asarray(queries, np.float32)
+        if cosine:
+            queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), np.float32(1e-30))
+        matrix = self.matrix if rows is None else self.matrix[rows]
+        place = np.arange(len(self.keys)) if rows is None else np.asarray(rows, np.int64)
+        out = []
+        for query in queries:
+            # one thread's SIMD loop: on a busy machine twice as fast as BLAS' threads (3.9 vs 8 ms p50, 29k rows)
+            row = np.einsum("ij,j->i", matrix, query) if len(place) else np.zeros(0, np.float32)
+            n = min(int(limit), len(row))
+            best = np.argpartition(-row, n - 1)[:n] if 0 < n < len(row) else np.arange(len(row))
+            best = best[np.lexsort((self.keys[place[best]], -row[best]))]  # by score, ties by key: deterministic
+            out.append((place[best[:n]], row[best[:n]]))
+        return out
+
+    def synced(
+        self, target: np.ndarray, offered: Sequence[VectorTable], fetch: Callable[[np.ndarray], VectorTable]
+    ) -> VectorTable:
+        """This table holding exactly the ``target`` keys: rows it lacks from ``offered``, then ``fetch``."""
+        target = np.asarray(target, np.uint64)
+        parts = [self, *offered]
+        have = np.unique(np.concatenate([p.keys for p in parts])) if parts else np.zeros(0, np.uint64)
+        missing = np.setdiff1d(target, have, assume_unique=False)
+        if not offered and not len(missing) and len(self.keys) == len(np.unique(target)):
+            return self  # nothing changed (a saved table stays memory-mapped)
+        if len(missing):
+            fetched = fetch(missing)
+            if len(np.setdiff1d(missing, fetched.keys)):
+                raise IncompleteRead(f"{len(np.setdiff1d(missing, fetched.keys))} rows were not found")
+            parts.append(fetched)
+        parts = [p for p in parts if len(p.keys)]
+        if not parts:
+            return VectorTable.empty()
+        dims = {p.dim for p in parts}
+        if len(dims) != 1:
+            raise IncompleteRead(f"rows of different dimensions {sorted(dims)}")
+        keys = np.concatenate([p.keys for p in parts])
+        merged = VectorTable.build(keys, np.concatenate([p.matrix for p in parts]), cosine=False)  # normalised
+        keep = np.isin(merged.keys, target)
+        return VectorTable(merged.keys[keep], merged.matrix[keep])
+
+
+class LocalVectors:
+    """The tables of one store's entities and relations, kept in step with its graph (owned by the graph cache).
+
+    Args:
+        cosine: Whether the index's metric is ``COSINE`` (else ``IP``).
+        max_rows: Most rows of a kind held here (``None``: no limit).
+    """
+
+    def __init__(self, *, cosine: bool = True, max_rows: int | None = AUTO_MAX_ROWS) -> None:
+        self.cosine = cosine
+        self.max_rows = max_rows
+        self._lock = threading.Lock()
+        self._build = threading.Lock()  # one check at a time: two would read the same rows
+        self._tables: dict[Kind, tuple[object, VectorTable]] = {}
+        self._offered: dict[Kind, list[VectorTable]] = {kind: [] for kind in LOCAL_KINDS}
+
+    def offer(self, kind: Kind, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Rows this process wrote (``pk`` and ``vector``): used by the next check instead of a read."""
+        if kind not in LOCAL_KINDS:
+            return
+        rows = [r for r in rows if r.get("vector") is not None]
+        if not rows:
+            return
+        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        table = VectorTable.build(keys, np.asarray([r["vector"] for r in rows], np.float32), self.cosine)
+        with self._lock:
+            offered = self._offered[kind]
+            if self.max_rows is not None and sum(len(t.keys) for t in offered) + len(keys) > self.max_rows:
+                offered.clear()  # more than a table may hold: the check will search Milvus instead
+                return
+            offered.append(table)
+
+    def table(self, kind: Kind, source: object, target: Callable[[], np.ndarray], fetch: Fetcher) -> VectorTable | None:
+        """The table of ``kind`` holding exactly the ``target()`` keys (``source``: the state they come from).
+
+        Checked again only when ``source`` (the graph or the names) is another object than at the
+        last check. None when the kind holds more than ``max_rows`` rows, or a read fails: the
+        caller searches Milvus.
+        """
+        cached = self._tables.get(kind)
+        if cached is not None and cached[0] is source:
+            return cached[1]
+        with self._build:
+            return self._check(kind, source, target, fetch)
+
+    def _check(
+        self, kind: Kind, source: object, target: Callable[[], np.ndarray], fetch: Fetcher
+    ) -> VectorTable | None:
+        cached = self._tables.get(kind)
+        if cached is not None and cached[0] is source:  # checked by another thread meanwhile
+            return cached[1]
+        keys = np.asarray(target(), np.uint64)
+        if self.max_rows is not None and len(keys) > self.max_rows:
+            return None
+        with self._lock:
+            offered, self._offered[kind] = self._offered[kind], []
+            base = cached[1] if cached is not None else VectorTable.empty()
+        try:
+            table = base.synced(keys, offered, lambda missing: fetch(kind, missing, len(keys)))
+        except Exception as exc:  # a read failed or came back short: Milvus answers this search
+            logger.debug("local %s vectors not checked (%s); searching Milvus", kind, exc)
+            table = None
+        if table is None or len(table.keys) != len(np.unique(keys)):
+            with self._lock:  # keep what was offered for the next check; Milvus answers this search
+                self._offered[kind] = offered + self._offered[kind]
+            return None
+        self._tables[kind] = (source, table)
+        self._keep_early(kind, offered, table)
+        return table
+
+    def _keep_early(self, kind: Kind, offered: Sequence[VectorTable], table: VectorTable) -> None:
+        """Keep offered rows the graph does not hold yet (checked mid-write): the write's change adds them next.
+
+        At most :data:`FETCH_MAX` of them, the latest (a key's vector never changes, so a row kept
+        for a key that never comes is only memory; one that is dropped is read by key if it comes).
+        """
+        early = [
+            VectorTable(t.keys[keep], t.matrix[keep]) for t in offered if (keep := ~np.isin(t.keys, table.keys)).any()
+        ]
+        held, kept = 0, list[VectorTable]()
+        for t in reversed(early):
+            if held + len(t.keys) > FETCH_MAX:
+                break
+            kept.insert(0, t)
+            held += len(t.keys)
+        if kept:
+            with self._lock:
+                self._offered[kind] = kept + self._offered[kind]
+
+    def seed(self, kind: Kind, table: VectorTable) -> None:
+        """Start from a saved table (checked against the graph at its first use)."""
+        self._tables[kind] = (None, table)
+
+    def current(self, kind: Kind, source: object) -> VectorTable | None:
+        """The table of ``kind`` if its last check was against ``source`` (nothing is read)."""
+        cached = self._tables.get(kind)
+        return cached[1] if cached is not None and cached[0] is source else None
+
+    def forget(self) -> None:
+        """Drop every table and offered row (the collections were dropped)."""
+        with self._lock:
+            self._tables.clear()
+            self._offered = {kind: [] for kind in LOCAL_KINDS}
+
+    def held(self) -> tuple[Any, ...]:
+        """What the tables and offered rows hold (for the memory report)."""
+        return (self._tables, self._offered)
+
+    def hits(
+        self,
+        kind: Kind,
+        table: VectorTable,
+        queries: Sequence[Sequence[float]],
+        limit: int,
+        rows: np.ndarray | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Per query vector, ``(id, score)`` of its ``limit`` best rows (of ``rows`` if given), best first."""
+        return [
+            [(key_to_id(int(table.keys[i])), float(s)) for i, s in zip(positions, scores)]
+            for positions, scores in table.top(np.asarray(queries, np.float32), limit, self.cosine, rows)
+        ]
+
+
+class IncompleteRead(Exception):
+    """Milvus did not return every row a table lacks (e.g. a write not yet visible): search Milvus this time."""
+
+
+Fetcher = Callable[[Kind, np.ndarray, int], VectorTable]
+
+
+def local_vectors_for(mode: LocalMode, *, lite: bool, cosine: bool) -> LocalVectors | None:
+    """The store's :class:`LocalVectors` for setting ``local_search`` (None: every search goes to Milvus).
+
+    ``"auto"``: on Milvus Lite (whose searches are brute force), up to :data:`AUTO_MAX_ROWS`
+    rows per kind; ``"on"``: on any Milvus, with no limit; ``"off"``: never.
+
+    Raises:
+        ValueError: ``mode`` is none of these.
+    """
+    if mode not in ("auto", "on", "off"):
+        raise ValueError(f"local_search must be 'auto', 'on' or 'off', got {mode!r}")
+    if mode == "off" or (mode == "auto" and not lite):
+        return None
+    return LocalVectors(cosine=cosine, max_rows=AUTO_MAX_ROWS if mode == "auto" else None)
