@@ -238,6 +238,8 @@ class NameMap(Mapping[str, str]):
             return NameMap.from_items({**dict(self.items()), **dict(other.items())})
         rows = self.rows_of_keys(other._keys)
         fresh = np.flatnonzero(rows < 0)
+        if len(fresh) == len(other):  # only new ids (the usual write): appended, nothing gathered
+            return NameMap(np.concatenate([self._keys, other._keys]), self.texts.concat(other.texts))
         take = np.arange(len(self), dtype=np.int64)
         known = rows >= 0
         take[rows[known]] = len(self) + np.flatnonzero(known)

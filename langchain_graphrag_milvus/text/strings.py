@@ -131,8 +131,13 @@ class StringArray(Sequence[str]):
         total = int(sizes.sum())
         offsets = np.zeros(len(rows) + 1, offsets_dtype(total))
         np.cumsum(sizes, out=offsets[1:])
-        where = np.repeat(starts - offsets[:-1], sizes) + np.arange(total, dtype=np.int64)
-        return StringArray(self.blob[where], offsets, check=False)
+        blob = np.empty(total, np.uint8)
+        for a in range(0, len(rows), 1 << 16):  # a byte index per chunk, not one for the whole blob
+            b = min(a + (1 << 16), len(rows))
+            lo, hi = int(offsets[a]), int(offsets[b])
+            where = np.repeat(starts[a:b] - offsets[a:b], sizes[a:b]) + np.arange(lo, hi, dtype=np.int64)
+            blob[lo:hi] = self.blob[where]
+        return StringArray(blob, offsets, check=False)
 
     def concat(self, other: StringArray) -> StringArray:
         """These strings, then ``other``'s."""
