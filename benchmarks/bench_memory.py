@@ -38,6 +38,7 @@ from synthetic import generate  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, report_of  # noqa: E402
 from langchain_graphrag_milvus.retrieval.query_entities import graph_linker  # noqa: E402
+from langchain_graphrag_milvus.text.name_map import NameMap  # noqa: E402
 from langchain_graphrag_milvus.text.name_table import NameTable  # noqa: E402
 from langchain_graphrag_milvus.text.names import key_to_id  # noqa: E402
 
@@ -58,7 +59,7 @@ def build_state(rows: Any, names: list[str]) -> dict[str, Any]:
         passage_ids=rows.passage_ids,
     )
     keys = graph.entities.keys.tolist()
-    entity_names = {key_to_id(k): names[i % len(names)] for i, k in enumerate(keys)}
+    entity_names = NameMap.from_items((key_to_id(k), names[i % len(names)]) for i, k in enumerate(keys))
     table = NameTable.for_names(entity_names)
     linker_names = table.linker_names()
     linker_names.index()

@@ -30,8 +30,8 @@ from langchain_graphrag_milvus.milvus.graph_vectors import GraphVectors
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
 from langchain_graphrag_milvus.milvus.local_vectors import LocalVectors
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
-from langchain_graphrag_milvus.text.names import key_to_id
 
 __all__ = ["GraphCache", "GraphDelta"]
 
@@ -95,9 +95,9 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         self._checked_at = time.monotonic()
         self._seen_generation: int | None = None
         self._graph: GraphIndex | None = None
-        self._entity_names: dict[str, str] | None = None
-        self._linker: tuple[dict[str, str], LinkerT] | None = None
-        self._names_table: tuple[dict[str, str], NameTable] | None = None
+        self._entity_names: NameMap | None = None
+        self._linker: tuple[NameMap, LinkerT] | None = None
+        self._names_table: tuple[NameMap, NameTable] | None = None
         self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
         self._pending: PendingFold | None = None
         self.local = local
@@ -230,7 +230,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         self._seen_generation = generation
         rows = read_graph_rows(self.reads, self.rebuild_parallel)
         graph = rows.to_graph()
-        self._entity_names = rows.names  # read anyway: the offline linker needs them
+        self._entity_names = NameMap.from_mapping(rows.names)  # read anyway: the offline linker needs them
         if fingerprint is not None:
             self._save(graph, fingerprint, vectors=False)  # (not in memory yet: read at the first search)
         return graph
@@ -243,7 +243,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         save_index(graph, self.graph_path, fingerprint, table, self.saved_vectors() if vectors else None)
         self._saved_state = (graph, fingerprint)
 
-    def _name_table(self, names: dict[str, str]) -> NameTable:
+    def _name_table(self, names: NameMap) -> NameTable:
         """The name table of ``names`` (kept; rows of the previous table are reused for unchanged names)."""
         cached = self._names_table
         if cached is not None and cached[0] is names:
@@ -319,8 +319,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             return memory_report(self)
 
     # ------------------------------------------------------------------ derived
-    def entity_names(self) -> dict[str, str]:
-        """Entity id → display name for every entity (cached)."""
+    def entity_names(self) -> NameMap:
+        """Entity id → display name for every entity (cached; a compact ``Mapping[str, str]``)."""
         if self._pending is not None and self._pending.size:
             with self._lock:
                 self._fold()
@@ -330,7 +330,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
                 self.current()  # an index saved under graph_path holds the names: no Milvus read
             with self._lock:
                 if self._entity_names is None:
-                    self._entity_names = {r["pk"]: r["text"] for r in self.reads.iterate("entities", ("text",))}
+                    rows = self.reads.iterate("entities", ("text",))
+                    self._entity_names = NameMap.from_items((r["pk"], r["text"]) for r in rows)
                 names = self._entity_names
         return names
 
@@ -367,8 +368,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             graph, view = self.view(filter_expr, self.current(check=False))  # a query checks with its searches
             linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
-                keys = graph.entities.keys[view.entities].tolist()
-                inside = (names.get(key_to_id(k)) for k in keys)
+                inside = names.names_of_keys(graph.entities.keys[view.entities])
                 linker = self.linker_factory(n for n in inside if n)
                 view.cache.update(linker=linker, linker_names=names)
             return linker

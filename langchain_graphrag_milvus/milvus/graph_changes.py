@@ -16,6 +16,7 @@ from typing import Any
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
+from langchain_graphrag_milvus.text.name_map import NameMap
 
 __all__ = ["GraphChanges"]
 
@@ -26,7 +27,7 @@ class GraphChanges:
     connection: MilvusConnection
     _lock: threading.RLock
     _graph: GraphIndex | None
-    _entity_names: dict[str, str] | None
+    _entity_names: NameMap | None
     _linker: Any
     _views: dict[str, tuple[GraphIndex, GraphView]]
     _pending: PendingFold | None
@@ -58,7 +59,7 @@ class GraphChanges:
                 )
             self._forget_entities(delta.removed_entities)
             if self._entity_names is not None and delta.new_entities:
-                self._entity_names = {**self._entity_names, **delta.new_entities}
+                self._entity_names = self._entity_names.merged(delta.new_entities)
 
     def start_empty(self) -> None:
         """The collections exist and hold no row: start from the empty graph, gather a first load's changes.
@@ -70,7 +71,7 @@ class GraphChanges:
         with self._lock:
             generation = self.connection.generation()
             self._graph = GraphIndex.empty()
-            self._entity_names = {}
+            self._entity_names = NameMap.empty()
             self._linker = None
             self._views.clear()
             self._pending = PendingFold()
@@ -83,7 +84,7 @@ class GraphChanges:
             return
         self._graph, names = pending.fold_into(self._graph)
         if self._entity_names is not None and names:  # in id order, as a rebuild reads them
-            self._entity_names = dict(sorted({**self._entity_names, **names}.items()))
+            self._entity_names = self._entity_names.merged(names).sorted_by_id()
         self._pending = PendingFold()
 
     def replace(self, graph: GraphIndex, *, removed_entities: Sequence[str] = ()) -> None:
@@ -94,5 +95,4 @@ class GraphChanges:
 
     def _forget_entities(self, removed: Sequence[str]) -> None:
         if self._entity_names is not None and removed:
-            gone = set(removed)
-            self._entity_names = {k: v for k, v in self._entity_names.items() if k not in gone}
+            self._entity_names = self._entity_names.without(removed)

@@ -12,6 +12,7 @@ the first. Only what is built is counted: a store that never linked a query has 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -117,7 +118,7 @@ def memory_report(cache: Any) -> MemoryReport:
 def report_of(
     graph: GraphIndex | None,
     *,
-    names: dict[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
     table: NameTable | None = None,
     linker: Any = None,
     views: Any = None,

@@ -22,6 +22,7 @@ from langchain_graphrag_milvus.errors import CorruptIndexError, GraphPathError, 
 from langchain_graphrag_milvus.graph import GraphIndex, persist
 from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
 from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
 
 __all__ = ["SavedIndex", "load_saved", "save_index", "saved_names", "saved_vectors"]
@@ -37,7 +38,7 @@ class SavedIndex(NamedTuple):
 
     graph: GraphIndex
     table: NameTable | None
-    names: dict[str, str] | None
+    names: NameMap | None
     fingerprint: dict[str, Any]
     vectors: dict[Kind, VectorTable] = {}
 
@@ -55,7 +56,7 @@ def load_saved(path: Path, fingerprint: Callable[[], dict[str, Any]], on_stale: 
     damage: persist.IndexFileError | None = None
     graph: GraphIndex | None = None
     table: NameTable | None = None
-    names: dict[str, str] | None = None
+    names: NameMap | None = None
     vectors: dict[Kind, VectorTable] = {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-fingerprint") as pool:
         asked = pool.submit(fingerprint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -215,7 +215,7 @@ def build_query_subgraph(
 class _QueryNodes:
     """Accumulates the nodes and edges of a query subgraph."""
 
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, names: Mapping[str, str]) -> None:
         self.names = names
         self.nodes: dict[str, SubgraphNode] = {}
         self.edges: list[SubgraphEdge] = []

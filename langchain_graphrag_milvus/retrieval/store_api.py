@@ -15,7 +15,7 @@ field uses it as its validator.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.embeddings import Embeddings
@@ -93,7 +93,7 @@ class RetrievalStore(Protocol):
     def iterate(self, kind: Kind, output_fields: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Every row of ``kind`` (the stored-graph picture scans the relations)."""
 
-    def entity_names(self) -> dict[str, str]:
+    def entity_names(self) -> Mapping[str, str]:
         """Display name of every entity, by id."""
 
     def graph_view(self, filter_expr: str, graph: GraphIndex | None = None) -> GraphView:

@@ -35,13 +35,14 @@ Example:
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from langchain_graphrag_milvus.text.strings import StringArray, StringLookup
 
 __all__ = ["NameIndex", "TokenIndex", "Q"]
 
@@ -308,13 +309,16 @@ class TokenIndex:
         sorted_words = [words[k] for k in order]
         del words, owners, order
         starts = [k for k in range(len(sorted_words)) if k == 0 or sorted_words[k] != sorted_words[k - 1]]
-        self._words: list[str] = [sorted_words[k] for k in starts]
-        self._offsets = np.asarray([*starts, len(sorted_words)], dtype=np.int64)
+        # the distinct words in one UTF-8 blob, found by hash (not a list of strings: ~60 bytes less a word)
+        self._words = StringArray.from_strings(sorted_words[k] for k in starts)
+        self._lookup = StringLookup(self._words)
+        bounds = [*starts, len(sorted_words)]
+        self._offsets = np.asarray(bounds, dtype=np.int32 if len(sorted_words) < 2**31 else np.int64)
 
     def _posting(self, token: str) -> npt.NDArray[np.int32]:
         """The indices of the keys holding ``token`` (increasing; empty if none)."""
-        j = bisect.bisect_left(self._words, token)
-        if j == len(self._words) or self._words[j] != token:
+        j = self._lookup.find(token)
+        if j is None:
             return self._postings[:0]
         return self._postings[self._offsets[j] : self._offsets[j + 1]]
 

@@ -181,29 +181,38 @@ def test_linker_finds_what_the_full_scan_found(names: list[str], queries: list[s
 def test_name_table_round_trip_reuse_and_newlines() -> None:
     names = {"a": "Leonhard  Euler", "b": "the", "c": "line\nbreak Name", "d": "", "e": "Gödel's"}
     table = NameTable.for_names(names)
-    assert table.keys == ["leonhard euler", "", "line break name", "", "godel"]
+    assert list(table.keys) == ["leonhard euler", "", "line break name", "", "godel"]
     assert table.displays[0] == "Leonhard Euler" and table.displays[2] == "line break Name"
     table.linker_names().index()  # built: saved with the table
     arrays = {k: np.array(v) for k, v in table.arrays().items()}
     loaded = NameTable.from_arrays(arrays)
-    assert (loaded.ids, loaded.texts, loaded.keys, loaded.displays) == (
-        table.ids,
-        table.texts,
-        table.keys,
-        table.displays,
-    )
+
+    def rows(t: NameTable) -> tuple[list[str], ...]:
+        return t.ids, list(t.texts), list(t.keys), list(t.displays)
+
+    assert rows(loaded) == rows(table)
     assert loaded.names() == names and loaded.linker_names().built_index is not None
     again = NameTable.for_names({**names, "f": "Kurt Gödel"}, previous=loaded)
-    assert again.keys[-1] == "kurt godel" and again.keys[:5] == table.keys
-    plain = NameTable.from_arrays({k: v for k, v in arrays.items() if k not in ("first_rows", "longest")})
+    assert again.keys[-1] == "kurt godel" and list(again.keys)[:5] == list(table.keys)
     choices = ["leonhard euler", "line break name", "godel"]
-    assert plain.linker_names().choices == loaded.linker_names().choices == choices
+    assert list(loaded.linker_names().choices) == choices
     with pytest.raises(ValueError, match="out of range"):
-        NameTable.from_arrays(dict(arrays, first_rows=np.array([0, 9])))
+        NameTable.from_arrays(dict(arrays, first_rows=np.array([0, 9, 4], np.int32)))
     older = dict(arrays, rules=np.array([0]))  # keys of other rules are recomputed
-    assert NameTable.from_arrays(older).keys == table.keys
-    with pytest.raises(ValueError):
-        NameTable.from_arrays({k: v for k, v in arrays.items() if k != "keys_blob"})
+    assert list(NameTable.from_arrays(older).keys) == list(table.keys)
+    for missing in ("texts_blob", "key_index", "choices_offsets", "lookup_hashes"):
+        with pytest.raises(ValueError):
+            NameTable.from_arrays({k: v for k, v in arrays.items() if k != missing})
+    # the layout saved before this one (a string per row for ids, texts, keys and displays) still loads
+    legacy: dict[str, np.ndarray] = {"rules": np.array([1])}
+    same = ["" if d == t else d for d, t in zip(table.displays, table.texts)]
+    columns = {"ids": table.ids, "texts": list(table.texts), "keys": list(table.keys), "displays": same}
+    for name, values in columns.items():
+        legacy[f"{name}_blob"], legacy[f"{name}_offsets"] = encode_strings(values)
+    legacy.update({k: v for k, v in arrays.items() if k.startswith("index_")})
+    old = NameTable.from_arrays(legacy)
+    assert rows(old) == rows(table) and list(old.linker_names().choices) == choices
+    assert old.linker_names().built_index is not None and old.names() == names
 
 
 @SETTINGS
@@ -219,7 +228,7 @@ def test_strings_survive_encoding(values: list[str]) -> None:
 
 def test_linker_names_validate_and_iterate() -> None:
     names = LinkerNames(["a b"], ["A B"])
-    assert list(names) == ["A B"] and names.longest == 2
+    assert list(names) == ["A B"] and names.longest == 2 and names.by_key == {"a b": "A B"}
     with pytest.raises(ValueError):
         LinkerNames(["a"], [])
     for bad in (-1.0, 100.5, float("nan")):
