@@ -356,6 +356,16 @@ class MilvusConnection:
         """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
         return int(self._properties().get(GENERATION_KEY, 0))
 
+    def stamp(self) -> tuple[str | None, int]:
+        """The store id (None if none was assigned yet) and the generation counter, in one read; nothing is written.
+
+        A store whose collections were dropped and created again (by another instance) may
+        reach the same generation as before: its new store id tells them apart.
+        """
+        props = self._properties()
+        store_id = props.get(STORE_ID_KEY)
+        return (str(store_id) if store_id else None), int(props.get(GENERATION_KEY, 0))
+
     def identity(self) -> tuple[str, int]:
         """The store id and the generation counter, read together (one ``describe_collection``).
 
