@@ -20,7 +20,7 @@ from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.text.names import key_to_id
 
 from ..fakes import LexicalEmbeddings
-from .test_local_search import MORE, QUERIES, _mode, assert_same_as_milvus
+from .test_local_search import MORE, QUERIES, _milvus, _mode, assert_same_as_milvus
 
 
 def milvus_keys(store: MilvusGraphStore, kind: str) -> set[str]:
@@ -307,3 +307,86 @@ def test_tenants(make_store) -> None:
             b = MilvusGraphRetriever(store=remote, k=3).invoke(q, filter={"tenant": t})
             assert [d.id for d in a] == [d.id for d in b]
             assert all(d.metadata["tenant"] == t for d in a)
+
+
+def test_existing_collection_store(request, backend, tmp_path) -> None:
+    import uuid
+
+    from langchain_core.runnables import RunnableLambda
+    from langchain_milvus import Milvus
+
+    from langchain_graphrag_milvus import ExistingCollectionGraphStore
+
+    from ..conftest import backend_uri
+
+    uri = backend_uri(request, backend, tmp_path)
+    name = f"docs_{uuid.uuid4().hex[:8]}"
+    docs = [Document(page_content=r["passage"], metadata={"source": f"s{i}"}) for i, r in enumerate(nano_dataset())]
+    vs = Milvus.from_documents(
+        docs, LexicalEmbeddings(), collection_name=name, connection_args={"uri": uri}, consistency_level="Strong"
+    )
+    by_text = {r["passage"]: r["triplets"] for r in nano_dataset() + MORE}
+    extractor = RunnableLambda(lambda text: {"triplets": by_text.get(text, [])})
+    mode = "auto" if backend == "lite" else "on"
+    store = ExistingCollectionGraphStore(
+        LexicalEmbeddings(), collection_name=name, uri=uri, extractor=extractor, local_search=mode
+    )
+    try:
+        store.index_passages()
+        assert store._graph_cache.local is not None
+        assert_same_as_milvus(store)
+        vs.add_documents([Document(page_content=MORE[0]["passage"], metadata={"source": "m"})])
+        vs.client.delete(name, filter='source == "s0"')
+        store.index_passages()
+        assert_same_as_milvus(store)
+        assert_tables_hold_milvus(store)
+    finally:
+        store.drop()
+        vs.client.drop_collection(name)
+        store.close()
+
+
+def test_degenerate_query_vectors(make_store) -> None:
+    store = make_store(LexicalEmbeddings(), local_search=_mode(make_store))
+    store.add_records(nano_dataset())
+    zero = [[0.0] * 256]
+    for kind in ("relations", "entities"):
+        local_error = milvus_error = None
+        got = want = None
+        try:
+            got = store.search(kind, zero, 5, output_fields=("pk",))
+        except Exception as exc:  # noqa: BLE001
+            local_error = type(exc)
+        try:
+            want = _milvus(store).search(kind, zero, 5, output_fields=("pk",))
+        except Exception as exc:  # noqa: BLE001
+            milvus_error = type(exc)
+        assert local_error == milvus_error, (got, want)
+        if got is not None:
+            assert [[round(h.score, 5) for h in g] for g in got] == [[round(h.score, 5) for h in w] for w in want]
+
+
+@pytest.mark.parametrize("created", ["IP", "COSINE"])
+def test_a_store_opened_with_another_metric_than_its_index(make_store, created) -> None:
+    """Collections made with one metric, opened again without (or with another) ``index_params``."""
+    first = {"metric_type": created, "index_type": "FLAT", "params": {}}
+    other = {"metric_type": "COSINE" if created == "IP" else "IP", "index_type": "FLAT", "params": {}}
+    store = make_store(Scaled(), local_search=_mode(make_store), index_params=first)
+    store.add_records(nano_dataset())
+    prefix = store.collection_prefix
+    store.close()
+    again = make_store(Scaled(), prefix=prefix, local_search=_mode(make_store), index_params=other)
+    vectors = again.embedding.embed_documents(QUERIES)
+    for kind in ("relations", "entities"):
+        got = want = local_error = milvus_error = None
+        try:
+            got = again.search(kind, vectors, 4, output_fields=("pk",))
+        except Exception as exc:  # noqa: BLE001
+            local_error = type(exc)
+        try:
+            want = _milvus(again).search(kind, vectors, 4, output_fields=("pk",))
+        except Exception as exc:  # noqa: BLE001
+            milvus_error = type(exc)
+        assert local_error == milvus_error
+        if want is not None:
+            assert [[round(h.score, 5) for h in g] for g in got] == [[round(h.score, 5) for h in w] for w in want]
