@@ -390,3 +390,18 @@ def test_a_store_opened_with_another_metric_than_its_index(make_store, created) 
         assert local_error == milvus_error
         if want is not None:
             assert [[round(h.score, 5) for h in g] for g in got] == [[round(h.score, 5) for h in w] for w in want]
+
+
+@pytest.mark.parametrize("fields", [("pk",), ("pk", "text")])
+def test_rows_another_writer_deleted_do_not_come_back(make_store, fields) -> None:
+    """Before the reader's next refresh check its graph is stale; a deleted row is still never a hit."""
+    reader = make_store(LexicalEmbeddings(), local_search=_mode(make_store), refresh_interval=None)
+    reader.add_records(nano_dataset() + MORE)
+    assert_same_as_milvus(reader)
+    writer = make_store(LexicalEmbeddings(), prefix=reader.collection_prefix, local_search="off", graph_path=None)
+    writer.delete_passages(["zeta", "omega"])
+    vectors = reader.embedding.embed_documents(["Zeta Quokka", "Omega Lynx Hydra Notes"])
+    for kind in ("entities", "relations"):
+        alive = milvus_keys(reader, kind)
+        for per in reader.search(kind, vectors, 100, output_fields=fields):
+            assert {h.id for h in per} <= alive, kind
