@@ -49,9 +49,6 @@ class LocalSearch:
         local = self.graph.local
         if (filter_expr and within is None) or not vectors or limit < 1 or local is None:
             return None
-        metric = self.reads.connection.index_metric(kind)
-        if metric and metric != ("COSINE" if local.cosine else "IP"):  # the index's own metric: Milvus answers
-            return None
         table = self.graph.vector_table(kind)
         if table is None or table.dim != len(vectors[0]):  # (a wrong dimension gets Milvus' typed error)
             return None

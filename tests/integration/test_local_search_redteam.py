@@ -405,3 +405,20 @@ def test_rows_another_writer_deleted_do_not_come_back(make_store, fields) -> Non
         alive = milvus_keys(reader, kind)
         for per in reader.search(kind, vectors, 100, output_fields=fields):
             assert {h.id for h in per} <= alive, kind
+
+
+def test_an_index_saved_by_a_store_opened_with_another_metric(tmp_path: Path) -> None:
+    """Two stores on one Lite database share the saved index; one was opened with ``metric_type="IP"``."""
+    uri = str(tmp_path / "m.db")
+    reader = MilvusGraphStore(Scaled(), uri=uri, collection_prefix="mix", refresh_interval=0)
+    ip = {"metric_type": "IP", "index_type": "FLAT", "params": {}}
+    writer = MilvusGraphStore(Scaled(), uri=uri, collection_prefix="mix", index_params=ip)
+    try:
+        reader.add_records(nano_dataset())
+        assert_same_as_milvus(reader)
+        writer.add_records(MORE)
+        reader.refresh()
+        assert_same_as_milvus(reader)
+    finally:
+        writer.close()
+        reader.close()
