@@ -422,3 +422,58 @@ def test_an_index_saved_by_a_store_opened_with_another_metric(tmp_path: Path) ->
     finally:
         writer.close()
         reader.close()
+
+
+def test_a_first_load_that_fails_midway(make_store, monkeypatch) -> None:
+    monkeypatch.setattr("langchain_graphrag_milvus.ingest.load.CHUNK_PASSAGES", 2)
+    store = make_store(Failing(fail_at=20), local_search=_mode(make_store), batch_size=2)
+    with pytest.raises(Exception, match="embedding service down"):  # noqa: B017
+        store.add_records(nano_dataset() + MORE)
+    assert store.counts()["relations"] > 0  # half written
+    store.embedding.fail_at = 10**9
+    assert_same_as_milvus(store)
+    assert_tables_hold_milvus(store)
+    store.add_records(nano_dataset() + MORE)
+    assert_same_as_milvus(store)
+    assert_tables_hold_milvus(store)
+
+
+WRITER_PROCESS = """
+import json, sys
+from langchain_graphrag_milvus import MilvusGraphStore
+from tests.fakes import LexicalEmbeddings
+from tests.integration.test_local_search import MORE
+
+store = MilvusGraphStore(LexicalEmbeddings(), uri=sys.argv[1], collection_prefix=sys.argv[2], graph_path=sys.argv[3],
+                         local_search="on")
+store.search("relations", store.embedding.embed_documents(["Euler"]), 3)  # its tables in step, saved with its writes
+store.add_records(MORE)
+store.delete_passages([sys.argv[4]])
+store.close()
+"""
+
+
+def test_another_process_writes_with_the_same_graph_path(make_store, tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    if make_store.backend != "server":
+        pytest.skip("one Milvus Lite directory is locked to one process")
+    root = Path(__file__).resolve().parents[2]
+    graph_path = tmp_path / "graph"
+    reader = make_store(LexicalEmbeddings(), local_search="on", graph_path=graph_path, refresh_interval=0)
+    records = nano_dataset()
+    for i, r in enumerate(records):
+        r["id"] = f"n{i}"
+    reader.add_records(records)
+    assert_same_as_milvus(reader)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    args = [make_store.uri, reader.collection_prefix, str(graph_path), "n1"]
+    subprocess.run([sys.executable, "-c", WRITER_PROCESS, *args], check=True, cwd=root, env=env, timeout=300)
+    reader.refresh()
+    assert_same_as_milvus(reader)
+    assert_tables_hold_milvus(reader)
+    again = make_store(LexicalEmbeddings(), prefix=reader.collection_prefix, local_search="on", graph_path=graph_path)
+    assert_same_as_milvus(again)
+    assert_tables_hold_milvus(again)
