@@ -181,6 +181,11 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             self._linker = None
             self._views.clear()
             self._pending = None  # (what it held is in Milvus already)
+            if recreated:  # other collections: another dimension, index, or model (the same keys, other vectors)
+                self.connection.dim = None
+                self.connection.forget_index_types()
+                if self.local is not None:
+                    self.local.forget()
             self._graph = self._build_graph()
             self._seen_store = store
             return True

@@ -477,3 +477,19 @@ def test_another_process_writes_with_the_same_graph_path(make_store, tmp_path) -
     again = make_store(LexicalEmbeddings(), prefix=reader.collection_prefix, local_search="on", graph_path=graph_path)
     assert_same_as_milvus(again)
     assert_tables_hold_milvus(again)
+
+
+@pytest.mark.parametrize("model", ["rotated", "smaller"])
+def test_another_instance_recreates_the_prefix_with_another_model(make_store, model) -> None:
+    """The same texts (same keys) embedded by another model: the reader must not keep the old vectors."""
+    reader = make_store(LexicalEmbeddings(), local_search=_mode(make_store), refresh_interval=0)
+    reader.add_records(nano_dataset())
+    assert_same_as_milvus(reader)
+    reader.embedding = Rotated() if model == "rotated" else LexicalEmbeddings(64)  # (its queries: the new model)
+    writer = make_store(LexicalEmbeddings(), prefix=reader.collection_prefix, local_search="off", graph_path=None)
+    writer.drop()
+    again = make_store(reader.embedding, prefix=reader.collection_prefix, local_search="off", graph_path=None)
+    again.add_records(nano_dataset())
+    reader.refresh()
+    assert_same_as_milvus(reader)
+    assert reader._graph_cache.vector_table("relations") is not None  # answered here, not by Milvus every time
