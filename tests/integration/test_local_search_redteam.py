@@ -493,3 +493,19 @@ def test_another_instance_recreates_the_prefix_with_another_model(make_store, mo
     reader.refresh()
     assert_same_as_milvus(reader)
     assert reader._graph_cache.vector_table("relations") is not None  # answered here, not by Milvus every time
+
+
+def test_within_ids_that_are_not_stored_keys(make_store) -> None:
+    """Ids Milvus' ``pk in [...]`` does not match (other case, ``0x``, ``_``, spaces) are no key of the table."""
+    from langchain_graphrag_milvus.milvus import expr
+
+    store = make_store(LexicalEmbeddings(), local_search=_mode(make_store))
+    store.add_records(nano_dataset())
+    real = key_to_id(int(store.graph.relations.keys[0]))
+    vectors = store.embedding.embed_documents(QUERIES[:1])
+    for fake in (real.upper(), "0x" + real, real[:8] + "_" + real[8:], f" {real} "):
+        if fake == real:
+            continue
+        got = store.search("relations", vectors, 3, filter_expr=expr.in_list("pk", [fake]), within=[fake])
+        want = _milvus(store).search("relations", vectors, 3, filter_expr=expr.in_list("pk", [fake]))
+        assert [[h.id for h in g] for g in got] == [[h.id for h in w] for w in want] == [[]], fake
