@@ -102,7 +102,7 @@ class MilvusConnection:
         self._vector_stores: dict[Kind, Milvus] = {}
         #: ``"auto"``, ``"flat"`` or ``"hnsw"`` (:mod:`.indexes`); explicit index parameters: ``"flat"``.
         self.index_mode = "flat"
-        self._index_types: dict[Kind, str] = {}
+        self._index_types: dict[Kind, tuple[str, str]] = {}
         #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
         self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
         self._tenant_rows: bool | None = None
@@ -313,6 +313,13 @@ class MilvusConnection:
 
     def index_type(self, kind: Kind) -> str:
         """The vector index type of a collection (``FLAT``, ``HNSW``...; ``""`` if unknown), cached."""
+        return self._index(kind)[0]
+
+    def index_metric(self, kind: Kind) -> str:
+        """The metric of a collection's vector index as Milvus holds it (``""`` if unknown), cached."""
+        return self._index(kind)[1]
+
+    def _index(self, kind: Kind) -> tuple[str, str]:
         known = self._index_types.get(kind)
         if known is None:
             name = self.collection_name(kind)
@@ -321,7 +328,9 @@ class MilvusConnection:
             except Exception:  # a collection without index, or a backend without describe_index
                 found = []
             types = [str(f.get("index_type", "")).upper() for f in found]
-            known = "HNSW" if "HNSW" in types else types[0] if types else ""
+            metrics = {str(f.get("metric_type") or "").upper() for f in found} - {""}
+            index_type = "HNSW" if "HNSW" in types else types[0] if types else ""
+            known = (index_type, metrics.pop() if len(metrics) == 1 else "")
             self._index_types[kind] = known
         return known
 
@@ -355,6 +364,12 @@ class MilvusConnection:
     def generation(self) -> int:
         """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
         return int(self._properties().get(GENERATION_KEY, 0))
+
+    def stamp(self) -> tuple[str | None, int]:
+        """The store id (None if none was assigned yet) and the generation counter, in one read (nothing written)."""
+        props = self._properties()
+        store_id = props.get(STORE_ID_KEY)
+        return (str(store_id) if store_id else None), int(props.get(GENERATION_KEY, 0))
 
     def identity(self) -> tuple[str, int]:
         """The store id and the generation counter, read together (one ``describe_collection``).

@@ -94,6 +94,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         self._lock = connection.lock
         self._checked_at = time.monotonic()
         self._seen_generation: int | None = None
+        #: The store id the graph was read under (collections dropped and created again get another).
+        self._seen_store: str | None = None
         self._graph: GraphIndex | None = None
         self._entity_names: NameMap | None = None
         self._linker: tuple[NameMap, LinkerT] | None = None
@@ -166,11 +168,12 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         with self._lock:
             self._checked_at = time.monotonic()
             try:
-                generation = self.connection.generation()
+                store, generation = self.connection.stamp()
             except Exception as exc:  # keep serving; the next check retries
                 logger.warning("cannot check %s for changes (%s); keeping the current graph", self.label, exc)
                 return False
-            if self._graph is not None and generation == self._seen_generation:
+            recreated = None not in (store, self._seen_store) and store != self._seen_store
+            if self._graph is not None and generation == self._seen_generation and not recreated:
                 return False
             seen = self._seen_generation
             logger.info("%s: the data changed (generation %s → %s); reloading the graph", self.label, seen, generation)
@@ -178,7 +181,13 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             self._linker = None
             self._views.clear()
             self._pending = None  # (what it held is in Milvus already)
+            if recreated:  # other collections: another dimension, index, or model (the same keys, other vectors)
+                self.connection.dim = None
+                self.connection.forget_index_types()
+                if self.local is not None:
+                    self.local.forget()
             self._graph = self._build_graph()
+            self._seen_store = store
             return True
 
     def rebuild(self) -> GraphIndex:
@@ -213,6 +222,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         if saved.table is not None and saved.names is not None:
             self._entity_names, self._names_table = saved.names, (saved.names, saved.table)
         self._seen_generation = int(saved.fingerprint["generation"])
+        self._seen_store = saved.fingerprint.get("store_id")
         if self.local is not None:
             for kind, table in saved.vectors.items():
                 self.local.seed(kind, table)  # memory-mapped; checked against the graph at first use
@@ -224,10 +234,10 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         fingerprint = None
         if self.graph_path is not None:
             fingerprint = self.fingerprint()
-            generation = int(fingerprint["generation"])
+            store, generation = fingerprint["store_id"], int(fingerprint["generation"])
         else:
-            generation = self.connection.generation()
-        self._seen_generation = generation
+            store, generation = self.connection.stamp()
+        self._seen_generation, self._seen_store = generation, store
         rows = read_graph_rows(self.reads, self.rebuild_parallel)
         graph = rows.to_graph()
         self._entity_names = NameMap.from_mapping(rows.names)  # read anyway: the offline linker needs them
@@ -266,12 +276,12 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         if self._graph is None and path is not None and path.is_dir() and any(path.iterdir()):
             with self._lock:
                 self.current(check=False)
-        current = self.connection.generation()
+        store, current = self.connection.stamp()
         value = current + 1
         self.bumps += 1
         self.connection.set_generation(value)
         if self._seen_generation == current:
-            self._seen_generation = value
+            self._seen_generation, self._seen_store = value, store
         return value
 
     def fingerprint(self) -> dict[str, Any]:

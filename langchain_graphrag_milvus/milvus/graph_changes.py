@@ -32,6 +32,7 @@ class GraphChanges:
     _views: dict[str, tuple[GraphIndex, GraphView]]
     _pending: PendingFold | None
     _seen_generation: int | None
+    _seen_store: str | None
 
     def apply(self, delta: GraphDelta) -> None:
         """Fold a change already written to Milvus into the graph and the name cache (no rebuild).
@@ -69,13 +70,13 @@ class GraphChanges:
         query; :meth:`persist` folds what is gathered and ends the gathering.
         """
         with self._lock:
-            generation = self.connection.generation()
+            store, generation = self.connection.stamp()
             self._graph = GraphIndex.empty()
             self._entity_names = NameMap.empty()
             self._linker = None
             self._views.clear()
             self._pending = PendingFold()
-            self._seen_generation = generation
+            self._seen_generation, self._seen_store = generation, store
 
     def _fold(self) -> None:
         """Fold the gathered changes of a first load into the graph and the names (under the lock)."""

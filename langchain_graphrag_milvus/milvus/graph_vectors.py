@@ -64,10 +64,15 @@ class GraphVectors:
     def vector_table(self, kind: Kind, *, scan: bool = True) -> VectorTable | None:
         """The table of ``kind`` in step with the graph (None: search Milvus).
 
-        ``scan=False``: never read a whole collection (when saving after a write).
+        ``scan=False``: never read a whole collection (when saving after a write). None as well
+        when the collection's index has another metric than the store was opened with (its rows
+        would be kept, scored and saved for the wrong one).
         """
         local = self.local
         if local is None or kind not in LOCAL_KINDS:
+            return None
+        metric = self.reads.connection.index_metric(kind)
+        if metric and metric != ("COSINE" if local.cosine else "IP"):  # Milvus searches with the index's metric
             return None
         source: object
         if kind == "relations":

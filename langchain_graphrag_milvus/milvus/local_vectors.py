@@ -82,11 +82,18 @@ class VectorTable:
         return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
 
     def positions(self, ids: Sequence[str]) -> np.ndarray | None:
-        """Row positions of these ids (once each), or None if the table lacks one (or one is not our id)."""
+        """Row positions of these ids (once each), or None if the table lacks one (or one is not our id).
+
+        Our ids are exactly 16 lowercase hex digits: another spelling of a key (``"0x…"``, upper
+        case, ``_``, spaces) is another primary key to Milvus, which no row of the table holds.
+        """
         try:
-            keys = np.unique(np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids)))
+            parsed = np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids))
         except (ValueError, TypeError, OverflowError):
             return None
+        if any(key_to_id(k) != i for k, i in zip(parsed.tolist(), ids)):
+            return None
+        keys = np.unique(parsed)
         at = np.searchsorted(self.keys, keys)
         if len(at) and (int(at.max()) >= len(self.keys) or not bool(np.all(self.keys[at] == keys))):
             return None

@@ -38,13 +38,17 @@ class Recorder:
         self.store, self.answering, self.requests = store, None, []
         self.reads: list[Any] = []
         connection = store._connection
-        read = connection.generation
+        read, stamp = connection.generation, connection.stamp
 
         def generation() -> int:
             self.reads.append(self.answering)
             return read()
 
-        connection.generation = generation
+        def stamped() -> tuple[str | None, int]:  # the refresh check reads the store id with the generation
+            self.reads.append(self.answering)
+            return stamp()
+
+        connection.generation, connection.stamp = generation, stamped
 
     async def run(self, pipeline: Any, mode: str) -> Any:
         value: object = None
