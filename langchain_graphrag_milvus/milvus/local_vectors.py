@@ -136,16 +136,15 @@ class VectorTable:
             if len(np.setdiff1d(missing, fetched.keys)):
                 raise IncompleteRead(f"{len(np.setdiff1d(missing, fetched.keys))} rows were not found")
             parts.append(fetched)
-        parts = [p for p in parts if len(p.keys)]
+        # only rows of the target count (a stale table of another dimension must not block the check)
+        parts = [VectorTable(p.keys[m], p.matrix[m]) for p in parts if (m := np.isin(p.keys, target)).any()]
         if not parts:
             return VectorTable.empty()
         dims = {p.dim for p in parts}
         if len(dims) != 1:
             raise IncompleteRead(f"rows of different dimensions {sorted(dims)}")
         keys = np.concatenate([p.keys for p in parts])
-        merged = VectorTable.build(keys, np.concatenate([p.matrix for p in parts]), cosine=False)  # normalised
-        keep = np.isin(merged.keys, target)
-        return VectorTable(merged.keys[keep], merged.matrix[keep])
+        return VectorTable.build(keys, np.concatenate([p.matrix for p in parts]), cosine=False)  # normalised
 
 
 class LocalVectors:
