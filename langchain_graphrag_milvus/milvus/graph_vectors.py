@@ -118,4 +118,8 @@ class GraphVectors:
 
 
 def _name_keys(names: Mapping[str, str]) -> np.ndarray:
+    """The entities' keys: the name map holds them already (no id is formatted and parsed back)."""
+    keys = getattr(names, "key_array", None)
+    if keys is not None:
+        return np.asarray(keys)
     return np.fromiter((id_to_key(i) for i in names), np.uint64, len(names))

@@ -93,6 +93,11 @@ class NameMap(Mapping[str, str]):
         """The map with no names."""
         return cls(np.empty(0, np.uint64), StringArray.empty())
 
+    @property
+    def key_array(self) -> npt.NDArray[np.uint64] | None:
+        """The ids as uint64 keys, in the map's order (None when some id is not a key: a plain map)."""
+        return None if self._plain is not None else self._keys
+
     def arrays(self) -> dict[str, np.ndarray]:
         """``id_keys`` and ``texts_blob`` / ``texts_offsets`` (``ids_blob`` / ``ids_offsets`` for other ids)."""
         if self._plain is not None:
