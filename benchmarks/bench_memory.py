@@ -12,7 +12,10 @@ Each size prints three figures per million relations:
   ``store.memory_report()`` and ``stats`` say), item by item;
 * ``tracemalloc``: bytes allocated by the build and still held (Python and numpy allocations);
 * ``RSS``: growth of the process's resident memory (``/proc/self/status``; includes allocator
-  slack and freed-but-kept arenas, so it is the upper figure).
+  slack and freed-but-kept arenas, so it is the upper figure);
+* ``RSS released``: the same after :func:`~langchain_graphrag_milvus.milvus.graph_memory.release_free_memory`
+  (glibc ``malloc_trim``), which the store calls after it builds the graph from Milvus and after
+  it warms the linker: what a store's process keeps resident after these builds.
 
 Each size runs in a fresh process (RSS growth depends on what the heap did before). Run from the
 repository root: ``PYTHONPATH=. python benchmarks/bench_memory.py [--sizes 100000 300000]
@@ -36,7 +39,7 @@ from scale_corpus import make_names  # noqa: E402
 from synthetic import generate  # noqa: E402
 
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
-from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, report_of  # noqa: E402
+from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, release_free_memory, report_of  # noqa: E402
 from langchain_graphrag_milvus.retrieval.query_entities import graph_linker  # noqa: E402
 from langchain_graphrag_milvus.text.name_map import NameMap  # noqa: E402
 from langchain_graphrag_milvus.text.name_table import NameTable  # noqa: E402
@@ -117,12 +120,17 @@ def measure(n_relations: int, mean_degree: float = 16.75) -> dict[str, Any]:
     rss_before = rss_bytes()
     state = fresh_build(n_relations, mean_degree=mean_degree)
     rss = rss_bytes() - rss_before
+    release_free_memory()
+    rss_released = rss_bytes() - rss_before
     rep = report(state)
     entities = state["graph"].n_entities
     del state
     gc.collect()
     _, traced = traced_build(n_relations, mean_degree=mean_degree)
-    return {"n": n_relations, "entities": entities, "report": rep, "traced": traced, "rss": rss}
+    return {
+        "n": n_relations, "entities": entities, "report": rep, "traced": traced,
+        "rss": rss, "rss_released": rss_released,
+    }  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,13 +161,17 @@ def main(argv: list[str] | None = None) -> None:
         r["report"] = MemoryReport(r.pop("items"), 0, n, r.pop("array_bytes"))
         results.append(r)
     mib = 2**20
-    print("| relations | entities | report MiB/M | tracemalloc MiB/M | RSS MiB/M | report/traced | nbytes MiB/M |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| relations | entities | report MiB/M | tracemalloc MiB/M | RSS MiB/M | RSS released MiB/M | report/traced "
+        "| nbytes MiB/M |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         rep, m = r["report"], r["n"] / 1e6
         print(
             f"| {r['n']} | {r['entities']} | {rep.total / mib / m:.0f} | {r['traced'] / mib / m:.0f} | "
-            f"{r['rss'] / mib / m:.0f} | {rep.total / r['traced']:.2f} | {rep.array_bytes / mib / m:.0f} |"
+            f"{r['rss'] / mib / m:.0f} | {r['rss_released'] / mib / m:.0f} | {rep.total / r['traced']:.2f} | "
+            f"{rep.array_bytes / mib / m:.0f} |"
         )
     last = results[-1]["report"]
     print(f"\nitems at {results[-1]['n']} relations (MiB per million relations):")

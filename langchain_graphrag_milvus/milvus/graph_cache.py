@@ -23,7 +23,7 @@ from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_changes import GraphChanges
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
-from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report
+from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report, release_free_memory
 from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
 from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
 from langchain_graphrag_milvus.milvus.graph_vectors import GraphVectors
@@ -243,6 +243,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         self._entity_names = NameMap.from_mapping(rows.names)  # read anyway: the offline linker needs them
         if fingerprint is not None:
             self._save(graph, fingerprint, vectors=False)  # (not in memory yet: read at the first search)
+        del rows
+        release_free_memory()  # the rows read were several times what the graph keeps
         return graph
 
     def _save(self, graph: GraphIndex, fingerprint: dict[str, Any], *, vectors: bool = True) -> None:
@@ -322,6 +324,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         with self._lock:
             self._name_table(self.entity_names()).linker_names().index()
             self.linker()
+        release_free_memory()
 
     def memory_report(self) -> MemoryReport:
         """Bytes held in memory by the graph, names, name table, linker, views (:mod:`.graph_memory`)."""

@@ -10,7 +10,7 @@ import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.graph.sizes import Sizer
-from langchain_graphrag_milvus.milvus.graph_memory import ITEMS, report_of
+from langchain_graphrag_milvus.milvus.graph_memory import ITEMS, release_free_memory, report_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -87,3 +87,23 @@ def test_a_clean_name_is_its_own_display_name() -> None:
     assert table.display_rows.tolist() == [1]  # only a name that cleaning changes keeps a display name
     assert table.displays[1] == "Johann Bernoulli" and table.texts[1] == "Johann  Bernoulli"
     assert table.displays[0] == "Leonhard Euler"
+
+
+def _rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim; /proc")
+def test_release_free_memory_gives_freed_heap_pages_back() -> None:
+    """Freed blocks below a live one stay resident until released; the release gives them back (and only them)."""
+    blocks = [bytes(4096) for _ in range(50_000)]  # ~200 MiB of malloc'ed blocks
+    pin = bytes(4096)  # allocated after them: the heap cannot shrink from its top
+    del blocks
+    before = _rss()
+    assert release_free_memory() is True
+    released = before - _rss()
+    assert released > 100 * 2**20, f"released {released / 2**20:.1f} MiB of ~195 freed"
+    assert pin == bytes(4096)  # what is in use is untouched
