@@ -65,7 +65,7 @@ bench-expansion: $(STAMP)
 
 # ruff, mypy, then the architecture: the import contracts ([tool.importlinter] in pyproject.toml)
 # and no import cycle anywhere in the package, modules loaded by name included, and every CLI
-# handler string resolving to a callable (scripts/check_import_cycles.py).
+# handler string and pyproject entry point resolving to a callable (scripts/check_import_cycles.py).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check langchain_graphrag_milvus tests examples benchmarks scripts
 	$(VENV)/bin/mypy

@@ -35,6 +35,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from baseline_ranking import (  # noqa: E402  (beside this script)
+    PPRRankingParams,
+    bridge_choice,
+    order_passages,
+    ppr_passage_scores,
+    predicate_overlap,
+)
+
 from langchain_graphrag_milvus.cli.evaluation import Question, load_questions, recall_at  # noqa: E402
 from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
@@ -43,13 +51,6 @@ from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
 from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense  # noqa: E402
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
-from langchain_graphrag_milvus.retrieval.ranking import (  # noqa: E402
-    PPRRankingParams,
-    bridge_choice,
-    order_passages,
-    ppr_passage_scores,
-    predicate_overlap,
-)
 from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
 from langchain_graphrag_milvus.store import MilvusGraphStore  # noqa: E402

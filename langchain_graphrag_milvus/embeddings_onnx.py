@@ -253,7 +253,8 @@ class OnnxMiniLM:
         from tokenizers import Tokenizer
 
         self.max_seq_length, self.dimension = _pipeline(source)
-        self.model, self.query_threads = model, query_threads
+        self.model = model
+        self.query_threads = query_threads
         tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=self.max_seq_length)
         pad = tokenizer.token_to_id("[PAD]")

@@ -30,6 +30,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, PlainValidator, PrivateAttr, model_validator
 
 from langchain_graphrag_milvus.errors import NoRelationsWarning
+from langchain_graphrag_milvus.retrieval.defaults import TOOL_MAX_K
 from langchain_graphrag_milvus.retrieval.documents import no_graph
 from langchain_graphrag_milvus.retrieval.effects import Steps
 from langchain_graphrag_milvus.retrieval.executors import run_async, run_sync
@@ -154,7 +155,7 @@ class _StoreRetriever(BaseRetriever):
         description: str | None = None,
         arg_types: dict[str, type] | None = None,
         filter_fields: Sequence[str] | None = None,
-        max_k: int = 20,
+        max_k: int = TOOL_MAX_K,
     ) -> BaseTool:
         """This retriever as an agent tool with ``query``, ``k``, ``filter`` and ``entities``.
 

@@ -198,11 +198,17 @@ class MilvusGraphStore(VectorStoreViews):
             timeout=timeout,
         )
         self._connection.index_mode = "flat" if index_params is not None else index
-        self.uri, self.collection_prefix, self.consistency_level = uri, collection_prefix, consistency_level
-        self.partition_key_field, self.batch_size, self.timeout = partition_key_field, batch_size, timeout
-        self.extractor, self.supplement = resolve_extractor(extractor), resolve_supplement(supplement)
+        self.uri = uri
+        self.collection_prefix = collection_prefix
+        self.consistency_level = consistency_level
+        self.partition_key_field = partition_key_field
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.extractor = resolve_extractor(extractor)
+        self.supplement = resolve_supplement(supplement)
         self.extraction_cache = TripletCache(extraction_cache)
-        self.extraction_concurrency, self.synonym_threshold = extraction_concurrency, synonym_threshold
+        self.extraction_concurrency = extraction_concurrency
+        self.synonym_threshold = synonym_threshold
         self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
         self.source_field = source_field
         self._reads = MilvusReads(self._connection, self.search_params, self._row_layout())

@@ -18,7 +18,11 @@ grimp does not see modules loaded by name, so this script reads every module of 
   command runs), and any other string constant of the form ``"<package>.module:attr"``.
 * A PEP 562 lazy-export table: a module-level ``_LAZY = {"Name": "submodule", ...}`` dict literal
   of string constants in a package's ``__init__.py`` (its ``__getattr__`` imports
-  ``<package>.<submodule>``).
+  ``<package>.<submodule>``). (The package's own root declares its lazy exports as
+  ``if TYPE_CHECKING:`` imports instead, which the static graph already holds.)
+* The console scripts and entry points of ``pyproject.toml`` (``[project.scripts]``,
+  ``[project.gui-scripts]``, ``[project.entry-points.*]``) that name a module of the package: each
+  ``"module:function"`` must resolve like a handler string (an installed command would fail).
 
 A module naming itself adds no edge (it is loaded by the time the name is used).
 Every handler string, and every ``"<package>.module:attr"`` string, is also resolved: the module
@@ -26,11 +30,13 @@ is imported and the attribute must exist and be callable. A failure, a malformed
 non-constant handler or a name in the package that is no module of it is reported with the
 string, file and line. A call to ``import_module`` / ``__import__`` with any other (computed)
 name hides its target, so it fails too unless a comment ``# import-check: <where>`` on its line or
-the line above says where the targets are declared in a form read here (handler strings, ``_LAZY``).
+the line above says where the targets are declared (handler strings, ``_LAZY``, the root's
+``if TYPE_CHECKING:`` imports).
 Not recognised (no import of a module the package could cycle through): resource lookups
 (``importlib.resources.files``), ``importlib.util.find_spec`` and distribution metadata.
 
-Usage: ``python scripts/check_import_cycles.py [package]`` (default ``langchain_graphrag_milvus``).
+Usage: ``python scripts/check_import_cycles.py [package [pyproject.toml]]`` (default
+``langchain_graphrag_milvus`` and the ``pyproject.toml`` beside ``scripts/``).
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import grimp
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the entry points are not read
+    tomllib = None  # type: ignore[assignment]
 
 PRAGMA = "# import-check:"
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -306,15 +317,41 @@ def check_strings(package: str, scan: Scan, modules: set[str]) -> list[str]:
     return problems
 
 
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def entry_point_refs(package: str, pyproject: Path, scan: Scan) -> None:
+    """Adds the ``module:function`` entry points of ``pyproject`` that name ``package`` to ``scan``."""
+    if tomllib is None or not pyproject.is_file():
+        return
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    groups = {"project.scripts": project.get("scripts", {}), "project.gui-scripts": project.get("gui-scripts", {})}
+    groups |= {f"project.entry-points.{g}": table for g, table in project.get("entry-points", {}).items()}
+    lines = pyproject.read_text(encoding="utf-8").splitlines()
+    for group, table in groups.items():
+        for name, value in table.items():
+            text = str(value).split("[")[0].strip()  # "module:attr [extra]"
+            if not (text == package or text.startswith((package + ".", package + ":"))):
+                continue
+            line = next((i for i, raw in enumerate(lines, 1) if raw.strip().startswith(f"{name} =")), 0)
+            if not _SPEC.match(text):
+                where = f"{_shown(pyproject)}:{line}"
+                scan.problems.append(f"{where}: {group} {name!r} = {text!r} is not 'module:function'")
+                continue
+            module, _, attr = text.partition(":")
+            scan.refs.append(StringRef(package, module, pyproject, line, f"{group} {name!r}", text, attr))
+
+
 def main(argv: list[str]) -> int:
     """Prints every cycle with the imports that form it, and every bad string; returns 1 if there is one."""
     package = argv[0] if argv else "langchain_graphrag_milvus"
     imports = grimp.build_graph(package, cache_dir=None)
     graph = {m: set(imports.find_modules_directly_imported_by(m)) for m in imports.modules}
     scan = string_refs(package)
+    entry_point_refs(package, Path(argv[1]) if len(argv) > 1 else PYPROJECT, scan)
     by_name: dict[tuple[str, str], list[StringRef]] = {}
     for ref in scan.refs:
-        if ref.target in graph and ref.target != ref.importer:
+        if ref.target in graph and ref.target != ref.importer and ref.path.suffix == ".py":
             graph[ref.importer].add(ref.target)
             by_name.setdefault((ref.importer, ref.target), []).append(ref)
     cycles = strongly_connected(graph)

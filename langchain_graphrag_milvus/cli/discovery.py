@@ -91,7 +91,8 @@ class _Walk:
     ) -> None:
         self.resolved_roots = [r.resolve() for r in roots]
         self.own = {p.resolve() for p in own}
-        self.include, self.exclude = _spec(include, "--include"), _spec(exclude, "--exclude")
+        self.include = _spec(include, "--include")
+        self.exclude = _spec(exclude, "--exclude")
         self.found = FoundFiles()
         self.by_target: dict[Path, list[Path]] = {}
 

@@ -134,7 +134,9 @@ class EntityLinker:
             raise ValueError(f"generic_share must be a share from 0 to 1, got {generic_share!r}")
         self.require_capital = require_capital
         self.fuzzy_cutoff = fuzzy_cutoff
-        self.frequency, self.partial, self.generic_share = frequency, partial, generic_share
+        self.frequency = frequency
+        self.partial = partial
+        self.generic_share = generic_share
         if not isinstance(names, LinkerNames):
             first: dict[str, str] = {}
             for name in names:

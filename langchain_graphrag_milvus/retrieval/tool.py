@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field
 
 from langchain_graphrag_milvus.errors import InvalidFilterError
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.retrieval.defaults import TOOL_MAX_K
 from langchain_graphrag_milvus.retrieval.documents import no_graph, source_label
 from langchain_graphrag_milvus.retrieval.events import NoPathEvents
 
@@ -149,7 +150,7 @@ def create_graph_retriever_tool(
     name: str = "graph_search",
     description: str = DEFAULT_TOOL_DESCRIPTION,
     filter_fields: Sequence[str] | None = None,
-    max_k: int = 20,
+    max_k: int = TOOL_MAX_K,
     max_chars: int | None = 1500,
 ) -> StructuredTool:
     """A tool over a graph, path or naive retriever of this package.

@@ -34,6 +34,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
 from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K
 from langchain_graphrag_milvus.server import browse, uploads
 from langchain_graphrag_milvus.server.middleware import (
     BodyLimitMiddleware,
@@ -59,7 +60,7 @@ __all__ = ["create_app"]
 
 async def _retrieve(state: ServerState, body: QueryRequest | AskRequest, query: str) -> list[Document]:
     state.check_query(query)
-    k = state.check_k(body.k)
+    k = state.check_k(body.k, body.mode)
     filter_value = state.scoped_filter(body.filter, body.tenant, body.all_tenants)
     retriever = state.retriever(body.mode, k, filter_value)
     entities = getattr(body, "entities", None)
@@ -101,7 +102,7 @@ def _add_query_routes(app: FastAPI, state: ServerState) -> None:
 
     @app.get("/explain", response_class=HTMLResponse, summary="The subgraph behind a graph answer as an HTML page")
     async def explain_page(
-        query: str, k: int = 4, tenant: str | None = None, all_tenants: bool = False, max_relations: int = 30
+        query: str, k: int = PASSAGES_K, tenant: str | None = None, all_tenants: bool = False, max_relations: int = 30
     ) -> HTMLResponse:
         body = ExplainRequest(query=query, k=k, tenant=tenant, all_tenants=all_tenants, max_relations=max_relations)
         graph = await explain_graph(body)

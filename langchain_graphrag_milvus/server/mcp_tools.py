@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
 from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K
 from langchain_graphrag_milvus.server.state import ServerState, document_json
 
 __all__ = ["create_mcp_server"]
@@ -69,7 +70,7 @@ def create_mcp_server(state: ServerState) -> Any:
     @typed
     async def search(
         query: str,
-        k: int = 4,
+        k: int | None = None,
         mode: Literal["graph", "naive", "paths"] = "graph",
         filter: dict[str, str | int | float | bool] | None = None,
         entities: list[str] | None = None,
@@ -79,21 +80,23 @@ def create_mcp_server(state: ServerState) -> Any:
 
         Args:
             query: The question.
-            k: How many passages (or paths) to return.
+            k: How many passages (or paths) to return (default: the mode's retriever's own).
             mode: graph (multi-hop, default), naive (vector search) or paths (between the query's entities).
             filter: Metadata filter {"field": value}.
             entities: Graph mode: the entities the question is about, if known.
             tenant: The tenant, on a store partitioned by tenant.
         """
         state.check_query(query)
-        retriever = state.retriever(mode, state.check_k(k), state.scoped_filter(filter, tenant))
+        retriever = state.retriever(mode, state.check_k(k, mode), state.scoped_filter(filter, tenant))
         extra = {"entities": entities} if entities is not None and mode == "graph" else {}
         docs = await retriever.ainvoke(query, **extra)  # type: ignore[arg-type]
         return {"query": query, "mode": mode, "documents": [document_json(d, i) for i, d in enumerate(docs, 1)]}
 
     @server.tool()  # type: ignore[untyped-decorator,unused-ignore]
     @typed
-    async def explain(query: str, k: int = 4, max_relations: int = 30, tenant: str | None = None) -> dict[str, Any]:
+    async def explain(
+        query: str, k: int = PASSAGES_K, max_relations: int = 30, tenant: str | None = None
+    ) -> dict[str, Any]:
         """The subgraph behind the graph retriever's answer: query entities, relations hop by hop, passages.
 
         Args:

@@ -6,9 +6,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K, PATHS_K
+
 __all__ = ["QueryRequest", "ExplainRequest", "DocumentIn", "DocumentsRequest", "DeleteRequest", "AskRequest"]
 
 FilterValue = str | int | float | bool
+#: ``k`` of a request with a ``mode``: unset, the mode's retriever's own (``retrieval/defaults.py``).
+K_DESCRIPTION = (
+    f"passages (or paths) to return; at most the server's max_k; default: the mode's "
+    f"({PASSAGES_K} passages, {PATHS_K} paths)"
+)
 
 
 class _Scoped(BaseModel):
@@ -26,7 +33,7 @@ class QueryRequest(_Scoped):
 
     query: str = Field(description="the question")
     mode: Literal["graph", "naive", "paths"] = "graph"
-    k: int = Field(default=4, description="passages (or paths) to return; at most the server's max_k")
+    k: int | None = Field(default=None, description=K_DESCRIPTION)
     entities: list[str] | None = Field(default=None, description="graph mode: the query's entities, if known")
 
 
@@ -34,7 +41,7 @@ class ExplainRequest(_Scoped):
     """``POST /explain``: the subgraph behind a graph-mode answer."""
 
     query: str
-    k: int = 4
+    k: int = Field(default=PASSAGES_K, description="passages of the answer; at most the server's max_k")
     entities: list[str] | None = None
     max_relations: int = Field(default=30, ge=1, le=200)
     display_hops: int = Field(default=2, ge=0, le=3)
@@ -45,7 +52,7 @@ class AskRequest(_Scoped):
 
     question: str
     mode: Literal["graph", "naive", "paths"] = "graph"
-    k: int = 4
+    k: int | None = Field(default=None, description=K_DESCRIPTION)
     stream: bool = Field(default=False, description="answer as newline-delimited JSON chunks")
 
 

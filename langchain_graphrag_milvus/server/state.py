@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.errors import GraphRAGError, InvalidFilterError
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.retrieval.defaults import K_BY_MODE
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -125,8 +126,10 @@ class ServerState:
     def __post_init__(self) -> None:
         self.gate = IngestGate(self.limits.ingest_queue)
 
-    def check_k(self, k: int) -> int:
-        """``k`` within 1..``max_k``, else ``ValueError``."""
+    def check_k(self, k: int | None, mode: str = "graph") -> int:
+        """``k`` within 1..``max_k``, else ``ValueError``; None: the ``mode``'s default (``K_BY_MODE``)."""
+        if k is None:
+            k = K_BY_MODE[mode]
         if not 1 <= k <= self.limits.max_k:
             raise ValueError(f"k must be between 1 and {self.limits.max_k}, got {k}")
         return k

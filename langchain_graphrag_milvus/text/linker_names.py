@@ -61,7 +61,8 @@ class KeyNames(Mapping[str, str]):
     __slots__ = ("lookup", "names")
 
     def __init__(self, lookup: StringLookup, names: Sequence[str]) -> None:
-        self.lookup, self.names = lookup, names
+        self.lookup = lookup
+        self.names = names
 
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
         """The display name of ``key``, or ``default``."""

@@ -78,9 +78,12 @@ class NameTable:
         longest: int | None = None,
     ) -> None:
         _check(len(names), len(choices), key_index, first_rows, display_rows, len(display_texts))
-        self.names_map, self.choices = names, choices
-        self.key_index, self.first_rows = np.ascontiguousarray(key_index), np.ascontiguousarray(first_rows)
-        self.display_rows, self.display_texts = np.ascontiguousarray(display_rows), display_texts
+        self.names_map = names
+        self.choices = choices
+        self.key_index = np.ascontiguousarray(key_index)
+        self.first_rows = np.ascontiguousarray(first_rows)
+        self.display_rows = np.ascontiguousarray(display_rows)
+        self.display_texts = display_texts
         self.lookup = lookup if lookup is not None else StringLookup(choices)
         self.longest = _longest(choices) if longest is None else int(longest)
         self._saved_index = index if index is not None and len(index) == len(choices) else None
@@ -273,7 +276,8 @@ class _Displays(Sequence[str]):
     """Display names of a table's rows (``rows``: of those rows only, e.g. each key's first)."""
 
     def __init__(self, table: NameTable, rows: np.ndarray | None) -> None:
-        self._table, self._rows = table, rows
+        self._table = table
+        self._rows = rows
         self._at = np.ascontiguousarray(rows).data if rows is not None else None
 
     def __len__(self) -> int:

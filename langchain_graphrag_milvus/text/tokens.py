@@ -2,8 +2,8 @@
 
 Three callers tokenise text, each with its own measured rules, and they all use this module:
 
-* the no-LLM ranking (:mod:`~langchain_graphrag_milvus.retrieval.ranking`): words casefolded
-  one by one, :data:`QUESTION_STOPWORDS` dropped, crudely stemmed (:func:`stem`);
+* the previous no-LLM ranking (``benchmarks/baseline_ranking.py``, outside the package since it
+  became a baseline): words casefolded one by one, :data:`QUESTION_STOPWORDS` dropped, crudely stemmed (:func:`stem`);
 * the offline entity linker (:mod:`~langchain_graphrag_milvus.retrieval.query_entities`):
   :func:`name_spans` — the cleaned text's words, casefolded, diacritics removed, simple plurals
   folded, a possessive ``'s`` dropped; :data:`NAME_STOPWORDS` mark words that are never a name;

@@ -22,7 +22,7 @@ FAKE = "layered_pkg"
 MODULES = [
     "__main__", "agent_tool", "errors", "existing_store", "existing_parts", "path_retriever", "retrievers",
     "store", "subgraph", "datasets", "embedding_cache", "embeddings", "embeddings_onnx", "offline_extraction",
-    "triplets", "answers",
+    "triplets", "answers", "forwarding",
     "server/__init__", "cli/__init__", "cli/main", "graph/__init__", "graph/index", "text/__init__", "text/names",
     "ingest/__init__", "ingest/load", "retrieval/__init__", "retrieval/stages", "milvus/__init__", "milvus/reads",
 ]  # fmt: skip
@@ -99,6 +99,9 @@ TYPE_CHECKING_UP = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    fro
         ("answers", "from {pkg}.server import app\n", "Layers"),
         ("store", "def f():\n    from {pkg}.answers import x\n", "Layers"),
         ("__init__", "from {pkg}.cli import main\n", "__init__ does not import cli"),
+        ("embeddings", "from {pkg}.store import X\n", "Layers"),
+        ("forwarding", "from {pkg}.milvus import reads\n", "Layers"),
+        ("datasets", "from {pkg}.ingest import load\n", "Layers"),
     ],
 )
 def test_each_kind_of_violation_breaks_a_contract(tmp_path: Path, module: str, text: str, broken: str) -> None:
@@ -106,3 +109,23 @@ def test_each_kind_of_violation_breaks_a_contract(tmp_path: Path, module: str, t
     assert proc.returncode == 1, proc.stdout + proc.stderr
     broken_lines = [line for line in proc.stdout.splitlines() if line.rstrip().endswith("BROKEN")]
     assert any(broken in line for line in broken_lines), proc.stdout
+
+
+def _layer_modules() -> set[str]:
+    section = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (layers,) = [c for c in section["contracts"] if c["id"] == "layers"]
+    return {m.strip() for layer in layers["layers"] for m in layer.replace("|", ":").split(":")}
+
+
+def test_every_top_level_module_and_folder_has_a_layer_and_a_line_in_architecture() -> None:
+    """A module beside the folders is in the layer contract and in ARCHITECTURE.md (named as ``name.py``)."""
+    package = ROOT / PACKAGE
+    tops = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    folders = {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    assert tops and folders
+    layered = _layer_modules()
+    assert sorted((tops | folders) - layered) == []
+    assert sorted(layered - tops - folders) == []
+    architecture = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert sorted(m for m in tops if f"{m}.py" not in architecture) == []
+    assert sorted(f for f in folders if f"{f}/" not in architecture) == []

@@ -217,7 +217,43 @@ def test_the_package_passes_and_every_cli_handler_is_seen(capsys: pytest.Capture
     handlers = {r.text for r in scan.refs if r.form == "handler"}
     registered = _registered_handlers(build_parser())
     assert len(registered) >= 6 and handlers == registered
-    lazy = {r.target for r in scan.refs if r.form == "_LAZY table"}
-    assert {"langchain_graphrag_milvus.existing_store", "langchain_graphrag_milvus.store"} <= lazy
+    # the root's lazy exports are its TYPE_CHECKING imports: the static graph has them as edges
+    static = grimp.build_graph("langchain_graphrag_milvus", cache_dir=None)
+    exported = static.find_modules_directly_imported_by("langchain_graphrag_milvus")
+    assert {"langchain_graphrag_milvus.existing_store", "langchain_graphrag_milvus.store"} <= exported
     assert cycles.main([]) == 0
     assert "no import cycle in langchain_graphrag_milvus" in capsys.readouterr().out
+
+
+def test_entry_points_of_pyproject_must_resolve(
+    planted: Callable[[dict[str, str]], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = planted({"eppkg/__init__.py": "", "eppkg/cli.py": "def main():\n    return 0\n\nVALUE = 1\n"})
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        "[project]\nname = 'x'\n\n[project.scripts]\n"
+        "good = 'eppkg.cli:main'\nmissing = 'eppkg.cli:gone'\nvalue = 'eppkg.cli:VALUE'\n"
+        "dotted = 'eppkg.cli.main'\nother = 'json:dumps'\n\n"
+        "[project.entry-points.'some.group']\nplugin = 'eppkg.nowhere:main'\n",
+        encoding="utf-8",
+    )
+    assert cycles.main(["eppkg", str(pyproject)]) == 1
+    out = capsys.readouterr().out
+    expected = [
+        f"{pyproject}:6: project.scripts 'missing' 'eppkg.cli:gone' does not resolve: "
+        "module 'eppkg.cli' has no attribute 'gone'",
+        f"{pyproject}:7: project.scripts 'value' 'eppkg.cli:VALUE' does not resolve: eppkg.cli.VALUE is not callable",
+        f"{pyproject}:8: project.scripts 'dotted' = 'eppkg.cli.main' is not 'module:function'",
+        f"{pyproject}:12: project.entry-points.some.group 'plugin' 'eppkg.nowhere:main' does not resolve: "
+        "module 'eppkg.nowhere' does not import (ModuleNotFoundError: No module named 'eppkg.nowhere')",
+    ]
+    for line in expected:
+        assert line in out, out
+    assert "'good'" not in out and "json" not in out
+    assert f"{len(expected)} unresolved name(s) in eppkg" in out
+
+
+def test_the_project_console_script_is_resolved() -> None:
+    scan = cycles.Scan()
+    cycles.entry_point_refs("langchain_graphrag_milvus", cycles.PYPROJECT, scan)
+    assert [(r.text, cycles.resolve(r)) for r in scan.refs] == [("langchain_graphrag_milvus.cli.main:main", None)]

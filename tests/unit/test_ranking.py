@@ -1,23 +1,34 @@
-"""The no-LLM ranking's pure parts (numpy + graph only) and the offline linker."""
+"""The no-LLM rankings' pure parts (numpy + graph only) and the offline linker.
+
+The previous ranking (the "old default" baseline) lives in ``benchmarks/baseline_ranking.py``;
+its tests stay here.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from langchain_graphrag_milvus import EntityLinker, GraphIndex
+from langchain_graphrag_milvus.retrieval import ranking
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
-from langchain_graphrag_milvus.retrieval.ranking import (
+from langchain_graphrag_milvus.retrieval.ranking import interleave
+from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, _novel, walk_ranking
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from baseline_ranking import (  # noqa: E402
     PPRRankingParams,
     bridge_choice,
     content_words,
-    interleave,
     order_passages,
     ppr_passage_scores,
     predicate_overlap,
     softmax_weights,
 )
-from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, _novel, walk_ranking
 
 NANO_TRIPLETS = {
     "jakob": [("Jakob", "was the older brother of", "Johann"), ("Jakob", "is known for", "Bernoulli numbers")],
@@ -64,6 +75,18 @@ def graph_of(
 def nano_graph() -> tuple[GraphIndex, dict[Triplet, int], dict[str, int]]:
     g, rel_index, _, ent_index = graph_of(NANO_TRIPLETS)
     return g, rel_index, ent_index
+
+
+def test_the_old_ranking_left_the_package_with_a_pointer() -> None:
+    """The previous ranking's names are gone from retrieval.ranking, and an import of one says where they went."""
+    assert set(ranking.__all__) == {"entity_passage_counts", "interleave"}
+    for name in ranking.MOVED:
+        with pytest.raises(AttributeError, match="benchmarks/baseline_ranking.py"):
+            getattr(ranking, name)
+        with pytest.raises(ImportError):
+            exec(f"from langchain_graphrag_milvus.retrieval.ranking import {name}", {})
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        ranking.nothing  # noqa: B018
 
 
 def test_softmax_and_lexical_helpers() -> None:

@@ -177,6 +177,16 @@ def test_the_cli_k_defaults_are_the_retrievers() -> None:
     assert K_HELP == f"{RetrievalParams().k} passages, {PathParams().k} paths"
 
 
+def test_the_agent_tools_max_k_has_one_home() -> None:
+    import inspect
+
+    from langchain_graphrag_milvus.retrieval.defaults import TOOL_MAX_K
+    from langchain_graphrag_milvus.retrieval.tool import create_graph_retriever_tool
+
+    assert inspect.signature(create_graph_retriever_tool).parameters["max_k"].default == TOOL_MAX_K
+    assert inspect.signature(MilvusGraphRetriever.as_tool).parameters["max_k"].default == TOOL_MAX_K
+
+
 def test_a_new_ranking_is_one_class_no_registration_needed_as_a_value() -> None:
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class PassagesOnly(Ranking):

@@ -94,6 +94,45 @@ def test_scoped_filter_adds_the_tenant_and_refuses_another():
         state.scoped_filter({"bad field": "x"}, "t1")
     with pytest.raises(ValueError, match="between 1 and 5"):
         state.check_k(6)
+
+
+def test_k_defaults_come_from_retrieval_defaults():
+    """One home per default: the requests take k from retrieval/defaults.py (unset: the mode's)."""
+    from langchain_graphrag_milvus.retrieval.defaults import K_BY_MODE, PASSAGES_K
+    from langchain_graphrag_milvus.server.schemas import AskRequest, ExplainRequest, QueryRequest
+
+    state = ServerState(store=_NoStore(), limits=ServerLimits(max_k=50))  # type: ignore[arg-type]
+    for mode, k in K_BY_MODE.items():
+        assert state.check_k(QueryRequest(query="q", mode=mode).k, mode) == k
+        assert state.check_k(AskRequest(question="q", mode=mode).k, mode) == k
+        assert state.check_k(3, mode) == 3
+    assert ExplainRequest(query="q").k == PASSAGES_K
+    with pytest.raises(ValueError, match="between 1 and 5"):
+        ServerState(store=_NoStore(), limits=ServerLimits(max_k=5)).check_k(None, "paths")  # type: ignore[arg-type]
+
+
+#: The evaluation harness reads its own depths (recall@2/@5, an index-recall probe), not a retriever default.
+EVAL_MODULES = ("eval.py", "evaluation.py", "hybrid.py")
+
+
+def test_no_caller_repeats_a_k_default():
+    """``k`` defaults live in retrieval/defaults.py: no ``k: int = 4`` / ``k=4`` elsewhere in server/ or cli/."""
+    import re
+    from pathlib import Path
+
+    import langchain_graphrag_milvus
+
+    root = Path(langchain_graphrag_milvus.__file__).parent
+    pattern = re.compile(r"\bk(: int)? ?= ?\d|\"-k\".*default=\d")
+    found = [
+        f"{path.relative_to(root)}:{n}: {line.strip()}"
+        for folder in ("server", "cli")
+        for path in sorted((root / folder).rglob("*.py"))
+        if path.name not in EVAL_MODULES
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []
     plain = ServerState(store=_NoStore())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no tenants"):
         plain.scoped_filter(None, "t1")
