@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.retrieval.defaults import PASSAGES_K, PATHS_K
@@ -25,6 +26,7 @@ __all__ = [
     "explicit_graph_path",
     "DEFAULT_URI",
     "add_store_arguments",
+    "EMBEDDING_MODELS",
     "make_embeddings",
     "make_extractor",
     "open_store",
@@ -87,26 +89,47 @@ def explicit_graph_path(value: str | None) -> str | None:
     return None if path == "auto" else path
 
 
-def make_embeddings(name: str) -> Embeddings:
-    """The embedding model named on the command line."""
+#: ``--embeddings`` choice → the model's name (the embedding cache's namespace, the eval's prefixes).
+EMBEDDING_MODELS = {"local": "all-MiniLM-L6-v2", "openai": "text-embedding-3-small", "fake": "fake-64"}
+
+
+def make_embeddings(name: str, cache_dir: Path | None = None) -> Embeddings:
+    """The embedding model named on the command line (``--embeddings``), the one factory of the CLI.
+
+    ``cache_dir``: wrap it in an on-disk cache (``cache_dir/embeddings.sqlite``, one namespace per
+    model; the ``eval`` command's), so a re-run embeds nothing it embedded before.
+    """
+    if name not in EMBEDDING_MODELS:
+        raise ValueError(f"unknown embeddings {name!r}; one of {', '.join(EMBEDDING_MODELS)}")
+    base: Embeddings
     if name == "local":
         from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
 
-        return LocalMiniLMEmbeddings()
-    if name == "openai":
+        base = LocalMiniLMEmbeddings()
+    elif name == "openai":
         require_openai_key("--embeddings openai")
         from langchain_openai import OpenAIEmbeddings
 
-        return OpenAIEmbeddings(model="text-embedding-3-small")
-    if name == "fake":  # hidden: random but deterministic vectors, for smoke tests of the plumbing
+        base = OpenAIEmbeddings(model=EMBEDDING_MODELS["openai"])
+    else:  # "fake", hidden: random but deterministic vectors, for smoke tests of the plumbing
         from langchain_core.embeddings import DeterministicFakeEmbedding
 
-        return DeterministicFakeEmbedding(size=64)
-    raise ValueError(f"unknown embeddings {name!r}")
+        base = DeterministicFakeEmbedding(size=64)
+    if cache_dir is None:
+        return base
+    from langchain_graphrag_milvus.embedding_cache import CachedEmbeddings
+
+    return CachedEmbeddings(base, cache_dir / "embeddings.sqlite", namespace=EMBEDDING_MODELS[name])
 
 
-def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[Any, Any] | None:
-    """The triplet extractor: ``llm``, ``offline`` (spaCy), ``none``; default by ``OPENAI_API_KEY``."""
+def make_extractor(
+    name: str | None, llm_model: str = DEFAULT_LLM, *, spacy_model: str | None = None
+) -> Runnable[Any, Any] | None:
+    """The triplet extractor, the one factory of the CLI: ``llm``, ``offline`` (spaCy), ``none``.
+
+    ``None``: ``llm`` if ``OPENAI_API_KEY`` is set, else ``offline``. ``spacy_model``: the spaCy
+    pipeline of ``offline`` (default: the package's choice).
+    """
     if name is None:
         name = "llm" if os.environ.get("OPENAI_API_KEY") else "offline"
     if name == "none":
@@ -114,7 +137,7 @@ def make_extractor(name: str | None, llm_model: str = DEFAULT_LLM) -> Runnable[A
     if name == "offline":
         from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
 
-        return create_offline_triplet_extractor()
+        return create_offline_triplet_extractor(spacy_model)
     if name == "llm":
         require_openai_key("--extractor llm")
         from langchain_openai import ChatOpenAI

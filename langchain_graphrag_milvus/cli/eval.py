@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -75,27 +74,17 @@ def has_triplets(path: Path) -> bool:
 
 
 def make_extractor(kind: str, *, spacy_model: str | None, llm_model: str) -> Runnable[Any, Any] | None:
-    """The extractor for ``--extractor`` (None for ``given``)."""
+    """The extractor for ``--extractor`` (None for ``given``): the CLI's one factory, its errors as usage errors."""
+    if kind not in EXTRACTORS:
+        raise EvalConfigError(f"unknown extractor {kind!r}; one of {', '.join(EXTRACTORS)}")
     if kind == "given":
         return None
-    if kind == "offline":
-        from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
+    from langchain_graphrag_milvus.cli.common import make_extractor as make
 
-        return create_offline_triplet_extractor(spacy_model)
-    if kind == "llm":
-        if not os.environ.get("OPENAI_API_KEY"):
-            raise EvalConfigError("--extractor llm needs OPENAI_API_KEY (or use --extractor offline: no LLM)")
-        try:
-            from langchain_openai import ChatOpenAI
-        except ImportError:
-            raise EvalConfigError(
-                "--extractor llm needs the openai extra: pip install 'langchain-graphrag-milvus[openai]'"
-            ) from None
-
-        from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
-
-        return create_llm_triplet_extractor(ChatOpenAI(model=llm_model, temperature=0))
-    raise EvalConfigError(f"unknown extractor {kind!r}; one of {', '.join(EXTRACTORS)}")
+    try:
+        return make(kind, llm_model, spacy_model=spacy_model)
+    except ValueError as exc:  # no OPENAI_API_KEY, no openai extra
+        raise EvalConfigError(f"{exc} (or use --extractor offline: no LLM)") from None
 
 
 def _raw_records(path: Path) -> Iterator[dict[str, Any]]:

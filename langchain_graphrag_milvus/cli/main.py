@@ -34,26 +34,10 @@ DEFAULT_CACHE = Path(".cache") / "langchain-graphrag-milvus"
 
 
 def _embeddings(name: str, cache_dir: Path) -> tuple[Embeddings, str]:
-    from langchain_graphrag_milvus.cli.common import require_openai_key
-    from langchain_graphrag_milvus.embedding_cache import CachedEmbeddings
+    """The ``--embeddings`` model with its on-disk cache, and the model's name (the CLI's one factory)."""
+    from langchain_graphrag_milvus.cli.common import EMBEDDING_MODELS, make_embeddings
 
-    if name == "local":
-        from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
-
-        base: Embeddings = LocalMiniLMEmbeddings()
-        model = "all-MiniLM-L6-v2"
-    elif name == "openai":
-        require_openai_key("--embeddings openai")
-        from langchain_openai import OpenAIEmbeddings
-
-        base, model = OpenAIEmbeddings(model="text-embedding-3-small"), "text-embedding-3-small"
-    elif name == "fake":
-        from langchain_core.embeddings import DeterministicFakeEmbedding
-
-        base, model = DeterministicFakeEmbedding(size=64), "fake-64"
-    else:  # pragma: no cover - argparse restricts the choices
-        raise ValueError(name)
-    return CachedEmbeddings(base, cache_dir / "embeddings.sqlite", namespace=model), model
+    return make_embeddings(name, cache_dir), EMBEDDING_MODELS[name]
 
 
 def _file_tag(path: Path) -> str:
