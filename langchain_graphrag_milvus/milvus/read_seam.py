@@ -3,7 +3,8 @@
 :class:`StoreReads` is the contract between the store's collections and everything that
 reads them: the writers of :mod:`~langchain_graphrag_milvus.ingest` (through
 :class:`~langchain_graphrag_milvus.milvus.writes.StoreParts`), the graph cache's rebuilds and
-views, the CLI's file sync and the browse page (through ``store.reads``).
+views, the CLI's file sync (through ``store.reads``) and, through the store's ``search`` and
+``fetch``, retrieval.
 :class:`~langchain_graphrag_milvus.milvus.reads.MilvusReads` implements it for Milvus (this
 package's schema, or an existing collection's through a
 :class:`~langchain_graphrag_milvus.milvus.reads.RowLayout`); ``tests/compliance/read_seam.py``
