@@ -26,7 +26,7 @@ from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
-from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
+from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout, StoreReads
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
@@ -284,6 +284,11 @@ class MilvusGraphStore(VectorStoreViews):
     def client(self) -> MilvusClient:
         """The synchronous ``MilvusClient`` (connects on first use)."""
         return self._connection.client
+
+    @property
+    def reads(self) -> StoreReads:
+        """The read seam (:class:`~.milvus.read_seam.StoreReads`): the reads of the rows, for code beside the facade."""
+        return self._reads
 
     def close(self) -> None:
         """Close the clients; with Milvus Lite, stop its embedded server if nothing else uses it.

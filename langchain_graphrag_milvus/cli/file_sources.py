@@ -1,7 +1,8 @@
 """What the store holds of ingested files: sources under given folders, and their fingerprints.
 
 Used by the CLI's ``ingest`` to skip unchanged files and, with ``--sync``, to delete the
-files that vanished. Every value enters Milvus expressions through :mod:`.expr`; a folder
+files that vanished. The passages are read through the store's read seam (``store.reads.query``).
+Every value enters Milvus expressions through :mod:`.expr`; a folder
 prefix becomes a string range (``source_id >= "/docs/" and source_id < "/docs0"``), which
 matches exactly the paths below it with no pattern syntax to escape.
 """
@@ -56,15 +57,7 @@ def under_roots_filter(roots: Sequence[str]) -> str | None:
 
 
 def _query(store: MilvusGraphStore, filter_expr: str, fields: Sequence[str]) -> list[dict[str, Any]]:
-    rows = store.client.query(
-        store.collection_name("passages"),
-        filter=filter_expr,
-        output_fields=list(fields),
-        limit=MAX_TOP_K,
-        timeout=store.timeout,
-        consistency_level="Strong",
-    )
-    return [dict(r) for r in rows]
+    return store.reads.query("passages", filter_expr, fields, limit=MAX_TOP_K)
 
 
 def _scope(tenant: tuple[str, str] | None) -> str | None:

@@ -29,12 +29,12 @@ from typing import Any
 
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
-from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 
 __all__ = ["BulkLoad", "starts_empty"]
 
 
-def starts_empty(connection: MilvusConnection, reads: MilvusReads, graph: GraphIndex | None = None) -> bool:
+def starts_empty(connection: MilvusConnection, reads: StoreReads, graph: GraphIndex | None = None) -> bool:
     """True if the collections do not exist yet or all three hold no row.
 
     ``graph``: the store's graph if loaded; one with passages means rows exist (or existed:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from langchain_graphrag_milvus.errors import GraphRAGError
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.extract import extract_each
 from langchain_graphrag_milvus.ingest.plan import triplet_rows
@@ -25,6 +25,7 @@ from langchain_graphrag_milvus.ingest.records import Problem, Triplet, parse_tri
 from langchain_graphrag_milvus.ingest.supplement import merge_supplement
 from langchain_graphrag_milvus.milvus.existing import ExistingCollectionConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, relation_row, write_rows
 from langchain_graphrag_milvus.text.names import key_to_id, relation_id
@@ -66,33 +67,11 @@ class IndexReport:
         )
 
 
-def _scan(passages: ExistingCollectionConnection, batch: int) -> Iterator[list[tuple[str, str]]]:
-    """(passage id, text) batches of the existing collection."""
-    layout = passages.layout
-    pk, text = layout.key_field("passages"), layout.text_field
-    iterator = passages.client.query_iterator(
-        collection_name=passages.passage_collection,
-        batch_size=batch,
-        filter="",
-        output_fields=[pk, text],
-        timeout=passages.timeout,
-        consistency_level="Strong",
-    )
-    try:
-        while True:
-            rows = iterator.next()
-            if not rows:
-                return
-            ids = [str(r[pk]) for r in rows]
-            # pymilvus pages with an unescaped `pk > "<last id>"`: refuse ids that would change it
-            if not layout.int_pk and any('"' in i or "\\" in i for i in ids):
-                raise GraphRAGError(
-                    f"collection {passages.passage_collection!r} has primary keys with quotes or backslashes, "
-                    "which cannot be paged safely; re-key the collection"
-                )
-            yield [(i, str(r.get(text) or "")) for i, r in zip(ids, rows)]
-    finally:
-        iterator.close()
+def _scan(reads: StoreReads, batch: int) -> Iterator[list[tuple[str, str]]]:
+    """(passage id, text) batches of the existing collection (a page ending on a key pymilvus cannot page raises)."""
+    rows = reads.iterate("passages", ("text",), batch)
+    while page := list(islice(rows, batch)):
+        yield [(str(r["pk"]), str(r.get("text") or "")) for r in page]
 
 
 def _triplets_of(
@@ -246,7 +225,7 @@ def index_passages(
     seen: set[str] = set()
     bar = tqdm(desc="indexing passages", unit="passage", disable=None if show_progress else True)
     with bar:
-        for batch in _scan(passages, max(ctx.batch_size, 64)):
+        for batch in _scan(ctx.parts.reads, max(ctx.batch_size, 64)):
             found = _triplets_of(batch, triplets, extractor, ctx, report, strict)
             planned = {pid: {relation_id(*t) for t in found.get(pid, [])} for pid, _ in batch if pid in found}
             _unlink(ctx, planned, report)

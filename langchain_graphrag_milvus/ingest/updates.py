@@ -171,18 +171,13 @@ def passages_of_sources(
     if not source_ids or not conn.exists():
         return []
     conn.check_open()
+    window = min(window, MAX_TOP_K)  # the most rows one query returns
     found: list[str] = []
     pending = [list(source_ids[i : i + _SOURCE_CHUNK]) for i in range(0, len(source_ids), _SOURCE_CHUNK)]
     while pending:
         group = pending.pop()
-        rows = conn.client.query(
-            conn.collection_name("passages"),
-            filter=expr.and_all(expr.in_list("source_id", group), scope),
-            output_fields=["pk"],
-            limit=window,
-            timeout=conn.timeout,
-            consistency_level="Strong",
-        )
+        where = expr.and_all(expr.in_list("source_id", group), scope) or ""
+        rows = ctx.parts.reads.query("passages", where, ("pk",), limit=window)
         if len(rows) < window:
             found += [str(r["pk"]) for r in rows]
         elif len(group) > 1:  # the answer may be cut at Milvus' query window: ask in halves

@@ -21,7 +21,7 @@ import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.text.names import id_to_key
 
 __all__ = ["GraphRows", "key_ranges", "read_graph_rows", "read_view"]
@@ -65,7 +65,7 @@ class GraphRows:
         )
 
 
-def _relations(reads: MilvusReads, where: str | None) -> GraphRows:
+def _relations(reads: StoreReads, where: str | None) -> GraphRows:
     out = GraphRows()
     for row in reads.iterate("relations", ("subject_id", "object_id", "passage_ids"), filter_expr=where):
         out.relation_keys.append(id_to_key(row["pk"]))
@@ -75,7 +75,7 @@ def _relations(reads: MilvusReads, where: str | None) -> GraphRows:
     return out
 
 
-def _entities(reads: MilvusReads, where: str | None) -> GraphRows:
+def _entities(reads: StoreReads, where: str | None) -> GraphRows:
     out = GraphRows()
     for row in reads.iterate("entities", ("text", "synonym_ids"), filter_expr=where):
         out.names[str(row["pk"])] = str(row["text"])
@@ -92,13 +92,13 @@ def _run(jobs: Sequence[Callable[[], T]], threads: int) -> list[T]:
         return [f.result() for f in [pool.submit(job) for job in jobs]]
 
 
-def read_graph_rows(reads: MilvusReads, parallel: int = 1) -> GraphRows:
+def read_graph_rows(reads: StoreReads, parallel: int = 1) -> GraphRows:
     """All relation and entity rows the graph needs; ``parallel`` ranges per collection, read at once.
 
     ``parallel=1`` reads each collection with one sequential iterator.
     """
     ranges = key_ranges(parallel)
-    kinds: list[Callable[[MilvusReads, str | None], GraphRows]] = [_relations, _entities]
+    kinds: list[Callable[[StoreReads, str | None], GraphRows]] = [_relations, _entities]
     jobs: list[Callable[[], GraphRows]] = [partial(fn, reads, where) for fn in kinds for where in ranges]
     parts = _run(jobs, parallel)
     out = GraphRows()
@@ -113,7 +113,7 @@ def read_graph_rows(reads: MilvusReads, parallel: int = 1) -> GraphRows:
     return out
 
 
-def read_view(reads: MilvusReads, graph: GraphIndex, filter_expr: str, field: str | None) -> GraphView:
+def read_view(reads: StoreReads, graph: GraphIndex, filter_expr: str, field: str | None) -> GraphView:
     """The part of ``graph`` whose passages match ``filter_expr`` (their ids read with ``"Strong"`` consistency).
 
     With ``field`` (the partition key of a store with per-tenant rows), ``view.cache["tenants"]``

@@ -40,6 +40,7 @@ from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+    from langchain_graphrag_milvus.milvus.read_seam import StoreReads
     from langchain_graphrag_milvus.milvus.reads import MilvusReads
 
 __all__ = ["EF_SEARCH", "creation_index", "search_params_for", "fit_indexes", "switch_index", "index_recall"]
@@ -47,7 +48,7 @@ __all__ = ["EF_SEARCH", "creation_index", "search_params_for", "fit_indexes", "s
 _SCAN_PAGE = 2048
 
 
-def fit_indexes(connection: MilvusConnection, reads: MilvusReads, threshold: int | None = None) -> list[Kind]:
+def fit_indexes(connection: MilvusConnection, reads: StoreReads, threshold: int | None = None) -> list[Kind]:
     """With ``index="auto"`` on a server: switch collections of ``threshold`` rows or more from FLAT to HNSW.
 
     ``threshold``: default :data:`.index_params.HNSW_THRESHOLD`. Rows are counted exactly

@@ -1,11 +1,15 @@
-"""Reading Milvus for the store: batched searches, fetches by id, iteration, counts.
+"""Reading Milvus for the store: batched searches, fetches by id, queries, iteration, counts.
 
-:class:`MilvusReads` reads through a :class:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection`;
-the sync and async variants share the request building and the result parsing. A
-:class:`RowLayout` says how rows are stored (field names, key type): this package's
-schema by default; an existing collection's passages have their own
-(:mod:`langchain_graphrag_milvus.milvus.existing`), and every read of them (searches,
-fetches, the tenant view's passage matching) goes through it.
+:class:`MilvusReads` is the Milvus implementation of the read seam
+(:class:`~langchain_graphrag_milvus.milvus.read_seam.StoreReads`): every read of the store's
+rows outside this module goes through it. It reads through a
+:class:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection`; searches and fetches
+also have native async forms (``AsyncMilvusClient``), which share the request building and
+the result parsing with the blocking ones. A
+:class:`~langchain_graphrag_milvus.milvus.row_layout.RowLayout` says how rows are stored
+(field names, key type): this package's schema by default; an existing collection's
+passages have their own (:mod:`langchain_graphrag_milvus.milvus.existing`), and every read
+of them (searches, fetches, queries, scans, the tenant view's passage matching) goes through it.
 """
 
 from __future__ import annotations
@@ -13,39 +17,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_graphrag_milvus.errors import EmbeddingDimensionError
 from langchain_graphrag_milvus.milvus import exact, expr
 from langchain_graphrag_milvus.milvus.filters import filter_errors
 from langchain_graphrag_milvus.milvus.index_params import search_params_for
+from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K, Hit, StoreReads
+from langchain_graphrag_milvus.milvus.row_layout import RowLayout
 from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 
-__all__ = ["Hit", "MilvusReads", "RowLayout", "MAX_TOP_K"]
-
-_FETCH_CHUNK = 512
-_VIEW_CHUNK = 2048
-#: Milvus' largest top-k (and query window).
-MAX_TOP_K = 16_384
-#: What ``fetch(kind, ids, None)`` returns: every stored field but the vector.
-_ALL_FIELDS: dict[str, tuple[str, ...]] = {
-    "entities": ("text", "synonym_ids"),
-    "relations": ("text", "subject_id", "object_id", "predicate", "passage_ids"),
-    "passages": ("text", "source_id", "$meta"),
-}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search hit: primary key, similarity (higher is closer) and requested fields."""
-
-    id: str
-    score: float
-    fields: Mapping[str, Any]
+__all__ = ["Hit", "MilvusReads", "RowLayout", "MAX_TOP_K", "StoreReads"]
 
 
 def _hit_pk(hit: Mapping[str, Any]) -> str:
@@ -59,72 +44,8 @@ def _parse_hits(result: Any) -> list[list[Hit]]:
     ]
 
 
-class RowLayout:
-    """How rows are stored: this package's schema (``pk``, ``text``, ``vector``; passage metadata dynamic).
-
-    The key codec of the reads: which field is the key, how a list of ids becomes a
-    filter, which fields a request names and how a returned row looks. A subclass maps
-    another schema (see :class:`~langchain_graphrag_milvus.milvus.existing.ExistingPassageLayout`).
-
-    Args:
-        partition_key_field: The passages' partition key field (user metadata held in a
-            real field, returned with ``"$meta"``).
-    """
-
-    #: Ids per query of a fetch.
-    fetch_chunk = _FETCH_CHUNK
-    #: Ids per query when matching the graph's passages against a filter.
-    view_chunk = _VIEW_CHUNK
-
-    def __init__(self, partition_key_field: str | None = None) -> None:
-        self.partition_key_field = partition_key_field
-
-    def key_field(self, kind: Kind) -> str:
-        """The primary key field of ``kind``."""
-        return "pk"
-
-    def unique_ids(self, kind: Kind, ids: Iterable[str]) -> list[str]:
-        """The ids once each, in order."""
-        return list(dict.fromkeys(ids))
-
-    def pk_filter(self, kind: Kind, ids: Sequence[str]) -> str:
-        """``<key> in [...]`` for these ids (escaped by :mod:`.expr`)."""
-        return expr.in_list(self.key_field(kind), ids)
-
-    def fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
-        """The stored fields to request for ``fields`` (``None``: all but the vector; a string: that one)."""
-        out = list(_ALL_FIELDS[kind]) if fields is None else [fields] if isinstance(fields, str) else list(fields)
-        if kind == "passages" and self.partition_key_field and "$meta" in out:
-            out.append(self.partition_key_field)  # user metadata held in a real field
-        return out
-
-    def search_fields(self, kind: Kind, fields: Sequence[str]) -> list[str]:
-        """The ``output_fields`` of a search."""
-        return self.fields(kind, fields) or ["pk"]
-
-    def fetch_fields(self, kind: Kind, fields: Sequence[str] | None) -> list[str]:
-        """The ``output_fields`` of a fetch (the key first)."""
-        return list(dict.fromkeys(["pk", *self.fields(kind, fields)]))
-
-    def adapt_search(self, kind: Kind, request: dict[str, Any]) -> dict[str, Any]:
-        """Adjust a search request to the schema (vector field, metric)."""
-        return request
-
-    def hits(self, kind: Kind, hits: list[list[Hit]]) -> list[list[Hit]]:
-        """Search hits as this package's rows (``pk``, ``text``, similarity scores)."""
-        return hits
-
-    def row(self, kind: Kind, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """A fetched row as this package's row (with ``pk`` as a string)."""
-        return dict(raw)
-
-    def key(self, kind: Kind, raw: Mapping[str, Any]) -> str:
-        """The id of a fetched row."""
-        return str(raw[self.key_field(kind)])
-
-
-class MilvusReads:
-    """Search, fetch, iterate and count the store's collections.
+class MilvusReads(StoreReads):
+    """Search, fetch, query, iterate and count the store's collections (the read seam on Milvus).
 
     Args:
         connection: The store's connection (clients, collection names, consistency).
@@ -329,21 +250,40 @@ class MilvusReads:
             matched += [(str(r[key]), None if field is None else r.get(field)) for r in rows]
         return matched
 
-    # ------------------------------------------------------------------ scans
+    # ------------------------------------------------------------------ queries and scans
+    def query(
+        self, kind: Kind, filter_expr: str, output_fields: Sequence[str], *, limit: int = MAX_TOP_K
+    ) -> list[dict[str, Any]]:
+        """At most ``limit`` rows matching ``filter_expr`` (one ``"Strong"`` query; see :meth:`StoreReads.query`)."""
+        if limit < 1:
+            return []
+        self.connection.check_open()
+        with filter_errors(filter_expr):
+            rows = self.connection.client.query(
+                self.connection.collection_name(kind),
+                filter=filter_expr,
+                output_fields=self.layout.fetch_fields(kind, output_fields),
+                limit=min(int(limit), MAX_TOP_K),
+                timeout=self.connection.timeout,
+                consistency_level="Strong",
+            )
+        return [self.layout.row(kind, r) for r in rows]
+
     def iterate(
         self, kind: Kind, output_fields: Sequence[str], batch_size: int = 4096, *, filter_expr: str | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Every row of a collection (``query_iterator``), with the given fields.
+        """Every row of a collection (``query_iterator``, ``"Strong"``), with the given fields.
 
-        Only for collections with our hex ids (entities, relations): pymilvus' iterator
-        pages with an unescaped ``pk > "<last id>"``, which breaks on ids with quotes.
+        Passages come as this package's rows (``pk``, ``text``); a page that ends on a passage
+        key pymilvus cannot page past raises (:meth:`RowLayout.page`).
         """
         self.connection.check_open()
+        name = self.connection.collection_name(kind)
         iterator = self.connection.client.query_iterator(
-            collection_name=self.connection.collection_name(kind),
+            collection_name=name,
             batch_size=batch_size,
             filter=filter_expr or "",
-            output_fields=list(dict.fromkeys(["pk", *output_fields])),
+            output_fields=self.layout.fetch_fields(kind, output_fields),
             timeout=self.connection.timeout,
             consistency_level="Strong",
         )
@@ -352,7 +292,7 @@ class MilvusReads:
                 batch = iterator.next()
                 if not batch:
                     return
-                yield from batch
+                yield from self.layout.page(kind, name, batch)
         finally:
             iterator.close()
 

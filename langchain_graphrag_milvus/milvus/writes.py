@@ -27,7 +27,7 @@ from langchain_graphrag_milvus.graph import GraphIndex, RemovedItems
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
-from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.names import key_to_id
 
@@ -43,13 +43,13 @@ class StoreParts:
 
     Attributes:
         connection: Clients, collection names, read consistency bookkeeping.
-        reads: Fetches and scans (a writer reads what it is about to change).
+        reads: The read seam (a writer reads what it is about to change only through it).
         graph: The in-memory graph that every write keeps in step.
         batch_size: Rows per insert, upsert (and texts per embedding call).
     """
 
     connection: MilvusConnection
-    reads: MilvusReads
+    reads: StoreReads
     graph: GraphCache[Any]
     batch_size: int
 
