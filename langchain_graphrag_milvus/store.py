@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,28 +22,24 @@ from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supp
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
-from langchain_graphrag_milvus.milvus.indexes import index_recall
 from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout, StoreReads
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
-from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
 from langchain_graphrag_milvus.milvus.writes import StoreParts
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
+from langchain_graphrag_milvus.store_outputs import StoreOutputs
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
 
-    from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
-    from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
-    from langchain_graphrag_milvus.subgraph import Subgraph
 
 __all__ = ["MilvusGraphStore", "ExistingCollectionGraphStore", "Hit"]
 
 
-class MilvusGraphStore(VectorStoreViews):
+class MilvusGraphStore(VectorStoreViews, StoreOutputs):
     """Entities, relations and passages in Milvus, plus the sparse graph over them.
 
     Nothing is contacted at construction; the first call that needs Milvus connects.
@@ -360,21 +356,6 @@ class MilvusGraphStore(VectorStoreViews):
     adelete_documents = forward("_writes", StoreWrites.adelete_documents)
     amerge_entities = forward("_writes", StoreWrites.amerge_entities)
 
-    def index_recall(
-        self, queries: Sequence[str], *, k: int = 10, kinds: Sequence[Kind] = ("relations", "passages")
-    ) -> dict[str, dict[str, Any]]:
-        """Recall@k of the vector indexes against exact search for these queries (``{kind: {index, recall...}}``).
-
-        See :func:`~langchain_graphrag_milvus.milvus.indexes.index_recall` (a scan of every stored vector).
-        """
-        return index_recall(self._reads, [self.embedding.embed_query(q) for q in queries], k, kinds)
-
-    def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:
-        """A plain vector retriever over the same passages (same Document format)."""
-        from langchain_graphrag_milvus.retrievers import NaivePassageRetriever
-
-        return NaivePassageRetriever(store=self, **kwargs)
-
     @classmethod
     def from_existing_collection(
         cls, embedding: Embeddings, *, collection_name: str, text_field: str = "text", **kwargs: Any
@@ -384,21 +365,6 @@ class MilvusGraphStore(VectorStoreViews):
         warnings.warn(msg + " with the same arguments", DeprecationWarning, stacklevel=2)
         return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
 
-    def as_path_retriever(self, **kwargs: Any) -> MilvusPathRetriever:
-        """A :class:`~langchain_graphrag_milvus.path_retriever.MilvusPathRetriever` over this store."""
-        from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
-
-        return MilvusPathRetriever(store=self, **kwargs)
-
-    def export_graph(self, *, filter: str | Mapping[str, Any] | None = None, limit: int | None = None) -> Subgraph:
-        """The stored graph (or the part a passage filter allows, or ``limit`` relations) as a Subgraph.
-
-        Export it with ``.to_networkx()``, ``.write_graphml(path)``, ``.to_json()`` or
-        ``.to_html()``; see :func:`~langchain_graphrag_milvus.retrieval.explain.store_subgraph`.
-        """
-        from langchain_graphrag_milvus.retrieval.explain import store_subgraph
-
-        return store_subgraph(self, filter=filter, limit=limit)
 
 
 class ExistingCollectionGraphStore(ExistingCollectionParts, MilvusGraphStore):

@@ -22,7 +22,7 @@ FAKE = "layered_pkg"
 MODULES = [
     "__main__", "agent_tool", "errors", "existing_store", "existing_parts", "path_retriever", "retrievers",
     "store", "subgraph", "datasets", "embedding_cache", "embeddings", "embeddings_onnx", "offline_extraction",
-    "triplets", "answers", "forwarding",
+    "triplets", "answers", "forwarding", "store_outputs",
     "server/__init__", "cli/__init__", "cli/main", "graph/__init__", "graph/index", "text/__init__", "text/names",
     "ingest/__init__", "ingest/load", "retrieval/__init__", "retrieval/stages", "milvus/__init__", "milvus/reads",
 ]  # fmt: skip
