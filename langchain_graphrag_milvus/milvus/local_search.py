@@ -10,8 +10,9 @@ as the vectors are), so the search makes no read after its scoring.
 A row another writer deleted before the graph's next refresh must still never be a hit. Every
 writer bumps the store's generation counter before it changes anything, so while the counter
 is the one the table's graph was read at, no row of the table was deleted. The counter is read
-(one ``describe_collection``) *while* the rows are scored, in the same wave as the query's other
-reads; only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
+(one ``describe_collection``) first, *while* the table is checked and its rows scored, in the
+same wave as the query's other reads (a read started after the search began: a delete before
+it is seen); only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
 whose row is gone dropped, as a search would not return them. Everything else (passages,
 filters, a store without tables, fields the table does not hold) is Milvus' search.
 """
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
-from langchain_graphrag_milvus.milvus.local_vectors import VectorTable
+from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit, MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.names import id_to_key
@@ -99,6 +100,18 @@ class LocalSearch:
     def _fields(self, kind: Kind, output_fields: Sequence[str]) -> list[str]:
         return [f for f in self.reads.layout.search_fields(kind, output_fields) if f != "pk"]
 
+    def _may_hold(
+        self, kind: Kind, limit: int, filter_expr: str | None, within: Sequence[str] | None, fields: list[str]
+    ) -> bool:
+        """Whether the table may answer with its own fields (checked before the table is: the counter is read first)."""
+        return (
+            limit >= 1
+            and self.graph.local is not None
+            and kind in LOCAL_KINDS
+            and not (filter_expr and within is None)
+            and holds(kind, fields)
+        )
+
     def _direct(self, kind: Kind, table: VectorTable, stamp: Stamp | None, fields: list[str]) -> bool:
         """Whether the hits can come from the table alone (if the counter has not moved)."""
         return stamp is not None and holds(kind, fields) and (not fields or table.fields is not None)
@@ -156,16 +169,16 @@ class LocalSearch:
         (which the caller vouches for); Milvus is read only for the generation counter, at
         the same time (and for the hits, if the counter moved or a field is not held here).
         """
+        fields = self._fields(kind, output_fields)
+        now: Future[Stamp | None] | None = None
+        if self._may_hold(kind, limit, filter_expr, within, fields):
+            now = _pool().submit(self._stamp)  # read first, while the table is checked and scored: no wave of its own
         plan = self._plan(kind, vectors, filter_expr, within) if limit >= 1 else None
         if plan is None:
             return self.reads.search(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         table, stamp, rows = plan
-        fields = self._fields(kind, output_fields)
-        now: Future[Stamp | None] | None = None
-        if self._direct(kind, table, stamp, fields):
-            now = _pool().submit(self._stamp)  # read while the rows are scored: no round trip of its own
         found = self._score(kind, table, vectors, limit, rows)
-        if now is not None and now.result() == stamp:
+        if now is not None and self._direct(kind, table, stamp, fields) and now.result() == stamp:
             return self._held(kind, table, found, fields)
         ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
         read = self.reads.fetch(kind, ids, fields or ("pk",)) if ids else {}
@@ -182,18 +195,22 @@ class LocalSearch:
         within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Async :meth:`search` (the table is checked and scored on a worker thread)."""
+        fields = self._fields(kind, output_fields)
+        now: asyncio.Future[Stamp | None] | None = None
+        if self._may_hold(kind, limit, filter_expr, within, fields):
+            now = asyncio.ensure_future(asyncio.to_thread(self._stamp))  # read first, as in :meth:`search`
         plan = await asyncio.to_thread(self._plan, kind, vectors, filter_expr, within) if limit >= 1 else None
         if plan is None:
+            if now is not None:
+                now.cancel()
             return await self.reads.asearch(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         table, stamp, rows = plan
-        fields = self._fields(kind, output_fields)
-        scoring = asyncio.to_thread(self._score, kind, table, vectors, limit, rows)
-        if self._direct(kind, table, stamp, fields):
-            found, now = await asyncio.gather(scoring, asyncio.to_thread(self._stamp))
-            if now == stamp:
+        found = await asyncio.to_thread(self._score, kind, table, vectors, limit, rows)
+        if now is not None and self._direct(kind, table, stamp, fields):
+            if await now == stamp:
                 return self._held(kind, table, found, fields)
-        else:
-            found = await scoring
+        elif now is not None:
+            now.cancel()
         ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
         read = await self.reads.afetch(kind, ids, fields or ("pk",)) if ids else {}
         return self._hits(kind, found, fields, read)
