@@ -15,7 +15,7 @@ from langchain_graphrag_milvus.milvus.local_fields import (
     links_checksum,
 )
 from langchain_graphrag_milvus.milvus.local_vectors import LocalVectors, VectorTable
-from langchain_graphrag_milvus.text.names import key_to_id
+from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 PIDS = st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=5, unique=True)
 
@@ -67,10 +67,10 @@ def test_rows_whose_passages_changed_are_read_again() -> None:
 
     def fetch(kind, missing, total):
         asked.append(missing.tolist())
-        rows = [r for r in _rows(3, now) if int(r["pk"], 16) in set(missing.tolist())]
+        rows = [r for r in _rows(3, now) if id_to_key(r["pk"]) in set(missing.tolist())]
         held = encode_fields(kind, rows)
         assert held is not None
-        keys = np.array([int(r["pk"], 16) for r in rows], np.uint64)
+        keys = np.array([id_to_key(r["pk"]) for r in rows], np.uint64)
         return VectorTable.build(keys, np.array([r["vector"] for r in rows], np.float32), True, *held)
 
     table = local.table("relations", object(), lambda: target, fetch)
