@@ -24,6 +24,7 @@ from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTa
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
+from langchain_graphrag_milvus.text.strings import StringArray
 
 __all__ = ["SavedIndex", "load_saved", "save_index", "saved_names", "saved_vectors"]
 
@@ -118,7 +119,16 @@ def saved_vectors(path: Path) -> dict[Kind, VectorTable]:
             raise persist.IndexFileError(f"the {kind} vectors saved in {path} are damaged")
         if len(keys) != len(matrix) or (len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1]))):
             raise persist.IndexFileError(f"the {kind} vectors saved in {path} are damaged")
-        out[kind] = VectorTable(keys, matrix)
+        fields, links = None, saved.get(f"{kind}_links")
+        if f"{kind}_fields_blob" in saved:
+            try:
+                fields = StringArray.from_arrays(saved, f"{kind}_fields_")
+            except ValueError:
+                raise persist.IndexFileError(f"the {kind} fields saved in {path} are damaged") from None
+            bad_links = links is not None and (links.dtype != np.uint64 or len(links) != len(keys))
+            if len(fields) != len(keys) or bad_links:
+                raise persist.IndexFileError(f"the {kind} fields saved in {path} are damaged")
+        out[kind] = VectorTable(keys, matrix, fields, links if fields is not None else None)
     return out
 
 
@@ -141,6 +151,10 @@ def save_index(
         extra = {_NAMES + k: v for k, v in table.arrays().items()}
     for kind, vt in (vectors or {}).items():  # saved with the index: a process opening it reads no vector
         extra = {**(extra or {}), f"{_VECTORS}{kind}_keys": vt.keys, f"{_VECTORS}{kind}": vt.matrix}
+        if vt.fields is not None:  # the hits' fields, so a local search reads nothing back
+            extra.update(vt.fields.arrays(f"{_VECTORS}{kind}_fields_"))
+            if vt.links is not None:
+                extra[f"{_VECTORS}{kind}_links"] = vt.links
     try:
         persist.save(graph, path, fingerprint=fingerprint, extra=extra)
     except (OSError, GraphPathError) as exc:

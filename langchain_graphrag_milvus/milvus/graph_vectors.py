@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.milvus.local_fields import HELD_FIELDS, encode_fields, graph_links
 from langchain_graphrag_milvus.milvus.local_vectors import (
     FETCH_MAX,
     LOCAL_KINDS,
     IncompleteRead,
     LocalVectors,
+    Target,
     VectorTable,
 )
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
@@ -43,6 +45,9 @@ class GraphVectors:
     graph_path: Path | None
     _lock: threading.RLock
     _graph: GraphIndex | None
+    _entity_names: Any
+    _seen_store: str | None
+    _seen_generation: int | None
     #: The store's vectors held here (None: every search goes to Milvus).
     local: LocalVectors | None
     #: The graph and fingerprint of the index last saved or loaded (a vector read re-saves it).
@@ -75,12 +80,13 @@ class GraphVectors:
         if metric and metric != ("COSINE" if local.cosine else "IP"):  # Milvus searches with the index's metric
             return None
         source: object
+        target: Target
         if kind == "relations":
             graph = self.unchecked()
-            source, target = graph, (lambda: graph.relations.keys)
+            source, target = graph, (lambda: (graph.relations.keys, graph_links(graph)))
         else:
             names = self.entity_names()
-            source, target = names, (lambda: _name_keys(names))
+            source, target = names, (lambda: (_name_keys(names), None))
         scanned: list[Kind] = []
         table = local.table(kind, source, target, lambda k, missing, _: self._read_vectors(k, missing, scan, scanned))
         if scanned and table is not None:
@@ -97,17 +103,35 @@ class GraphVectors:
     def _read_vectors(self, kind: Kind, missing: np.ndarray, scan: bool, scanned: list[Kind]) -> VectorTable:
         assert self.local is not None
         rows: Iterable[Mapping[str, Any]]
+        fields = ("vector", *HELD_FIELDS[kind])
         if len(missing) <= FETCH_MAX:
-            rows = self.reads.fetch(kind, [key_to_id(int(k)) for k in missing], ("vector",)).values()
+            rows = self.reads.fetch(kind, [key_to_id(int(k)) for k in missing], fields).values()
         elif not scan or self.graph_path is None:
             raise IncompleteRead(f"{len(missing)} rows to read, and no saved index to keep them in")
         else:
             scanned.append(kind)
-            rows = self.reads.iterate(kind, ("vector",))
+            rows = self.reads.iterate(kind, fields)
         rows = list(rows)
         keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
         vectors = np.asarray([r["vector"] for r in rows], np.float32).reshape(len(rows), -1)
-        return VectorTable.build(keys, vectors, self.local.cosine)
+        held = encode_fields(kind, rows)
+        return VectorTable.build(keys, vectors, self.local.cosine, *(held or (None, None)))
+
+    def stamped_table(self, kind: Kind) -> tuple[VectorTable, tuple[str | None, int | None] | None] | None:
+        """The table of ``kind`` (as :meth:`vector_table`) and the Milvus stamp its graph was read at.
+
+        The stamp (store id, generation) is None when it cannot be told (the graph changed
+        meanwhile): a search then reads its hits back from Milvus.
+        """
+        table = self.vector_table(kind)
+        if table is None or self.local is None:
+            return None
+        with self._lock:
+            source = self._graph if kind == "relations" else self._entity_names
+            stamp = (self._seen_store, self._seen_generation)
+        if source is None or self.local.current(kind, source) is not table:
+            return table, None
+        return table, stamp
 
     def _resave(self) -> None:
         """Save the index again with the vectors just read, if the graph is still the one last saved."""

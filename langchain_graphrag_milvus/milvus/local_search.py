@@ -3,67 +3,136 @@
 :class:`LocalSearch` has the signature of :meth:`.reads.MilvusReads.search`, and the store's
 ``search``/``asearch`` are its methods. An unfiltered search of entities or relations whose
 table the graph cache holds in step (:mod:`.graph_vectors`) is scored here, over every row,
-with the index's metric, as a ``FLAT`` index would; the fields asked for besides the key are
-then read by key (one query, ≈5 ms on Milvus Lite against ≈150 ms for its brute-force search
-of 29k relations), and so are the keys alone when no other field is asked for: a hit whose row
-is gone meanwhile (another writer's delete, before the next refresh) is dropped, as a search
-would not return it. Everything else (passages, filters, a store without tables) is Milvus' search.
+with the index's metric, as a ``FLAT`` index would. The hits' fields come from the table too
+(:mod:`.local_fields`: the relations' text, predicate and passage ids, in step with the graph
+as the vectors are), so the search makes no read after its scoring.
+
+A row another writer deleted before the graph's next refresh must still never be a hit. Every
+writer bumps the store's generation counter before it changes anything, so while the counter
+is the one the table's graph was read at, no row of the table was deleted. The counter is read
+(one ``describe_collection``) first, *while* the table is checked and its rows scored, in the
+same wave as the query's other reads (a read started after the search began: a delete before
+it is seen); only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
+whose row is gone dropped, as a search would not return them. Everything else (passages,
+filters, a store without tables, fields the table does not hold) is Milvus' search.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
+from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit, MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.text.names import id_to_key
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 
 __all__ = ["LocalSearch"]
 
+Stamp = tuple["str | None", "int | None"]
+Found = list[list[tuple[str, float]]]
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that read the generation counter while a search is scored (shared, created on first use)."""
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphrag-stamp")
+    return _POOL
+
 
 class LocalSearch:
     """The store's searches: from the client's vector tables where it holds them, else Milvus'.
 
     Args:
-        reads: The store's Milvus reads (searches it does not answer, fetches of hit fields).
-        graph: The store's graph cache, which keeps the tables (``vector_table``).
+        reads: The store's Milvus reads (searches it does not answer, the generation counter, hits read back).
+        graph: The store's graph cache, which keeps the tables (``stamped_table``).
     """
 
     def __init__(self, reads: MilvusReads, graph: GraphCache[Any]) -> None:
         self.reads = reads
         self.graph = graph
 
-    def _local(
+    def _plan(
         self,
         kind: Kind,
         vectors: Sequence[Sequence[float]],
-        limit: int,
         filter_expr: str | None,
         within: Sequence[str] | None,
-    ) -> list[list[tuple[str, float]]] | None:
-        """Per vector, ``(id, score)`` of its best rows, or None when Milvus must answer."""
-        local = self.graph.local
-        if (filter_expr and within is None) or not vectors or limit < 1 or local is None:
+    ) -> tuple[VectorTable, Stamp | None, np.ndarray | None] | None:
+        """The table to score, the stamp its graph was read at, the rows to score; None when Milvus must answer."""
+        if (filter_expr and within is None) or not vectors or self.graph.local is None:
             return None
-        table = self.graph.vector_table(kind)
-        if table is None or table.dim != len(vectors[0]):  # (a wrong dimension gets Milvus' typed error)
+        stamped = self.graph.stamped_table(kind)
+        if stamped is None:
+            return None
+        table, stamp = stamped
+        if table.dim != len(vectors[0]):  # (a wrong dimension gets Milvus' typed error)
             return None
         rows = None
         if filter_expr and within is not None:
             rows = table.positions(within)
             if rows is None:  # a key the table does not hold: Milvus answers
                 return None
+        return table, stamp, rows
+
+    def _score(
+        self, kind: Kind, table: VectorTable, vectors: Sequence[Sequence[float]], limit: int, rows: Any
+    ) -> Found:
+        local = self.graph.local
+        assert local is not None
         return local.hits(kind, table, vectors, min(int(limit), MAX_TOP_K), rows)
 
     def _fields(self, kind: Kind, output_fields: Sequence[str]) -> list[str]:
         return [f for f in self.reads.layout.search_fields(kind, output_fields) if f != "pk"]
 
+    def _may_hold(
+        self, kind: Kind, limit: int, filter_expr: str | None, within: Sequence[str] | None, fields: list[str]
+    ) -> bool:
+        """Whether the table may answer with its own fields (checked before the table is: the counter is read first)."""
+        return (
+            limit >= 1
+            and self.graph.local is not None
+            and kind in LOCAL_KINDS
+            and not (filter_expr and within is None)
+            and holds(kind, fields)
+        )
+
+    def _direct(self, kind: Kind, table: VectorTable, stamp: Stamp | None, fields: list[str]) -> bool:
+        """Whether the hits can come from the table alone (if the counter has not moved)."""
+        return stamp is not None and holds(kind, fields) and (not fields or table.fields is not None)
+
+    def _held(self, kind: Kind, table: VectorTable, found: Found, fields: list[str]) -> list[list[Hit]]:
+        """The hits with the fields the table holds."""
+        out = []
+        for per_query in found:
+            hits = []
+            for i, s in per_query:
+                if not fields:
+                    hits.append(Hit(i, s, {"pk": i}))
+                    continue
+                assert table.fields is not None
+                row = decode_fields(kind, table.fields, int(np.searchsorted(table.keys, np.uint64(id_to_key(i)))))
+                hits.append(Hit(i, s, {f: row[f] for f in fields if f in row}))
+            out.append(hits)
+        return self.reads.layout.hits(kind, out)
+
     def _hits(
-        self, kind: Kind, found: list[list[tuple[str, float]]], fields: list[str], rows: Mapping[str, Mapping[str, Any]]
+        self, kind: Kind, found: Found, fields: list[str], rows: Mapping[str, Mapping[str, Any]]
     ) -> list[list[Hit]]:
         # a row gone meanwhile (another writer's delete, before this graph's refresh) is no hit
         hits = [
@@ -75,6 +144,13 @@ class LocalSearch:
             for per_query in found
         ]
         return self.reads.layout.hits(kind, hits)
+
+    def _stamp(self) -> Stamp | None:
+        """The store id and generation counter now (None if the read fails: the hits are read back)."""
+        try:
+            return self.reads.connection.stamp()
+        except Exception:  # noqa: BLE001  (the read back below raises what a failing Milvus raises)
+            return None
 
     def search(
         self,
@@ -90,15 +166,23 @@ class LocalSearch:
 
         Answered from the client's vector table of ``kind`` when the store holds one in step
         and the search has no filter, or a filter that selects exactly the keys ``within``
-        (which the caller vouches for); then only the hits' fields are read from Milvus.
+        (which the caller vouches for); Milvus is read only for the generation counter, at
+        the same time (and for the hits, if the counter moved or a field is not held here).
         """
-        found = self._local(kind, vectors, limit, filter_expr, within)
-        if found is None:
-            return self.reads.search(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         fields = self._fields(kind, output_fields)
+        now: Future[Stamp | None] | None = None
+        if self._may_hold(kind, limit, filter_expr, within, fields):
+            now = _pool().submit(self._stamp)  # read first, while the table is checked and scored: no wave of its own
+        plan = self._plan(kind, vectors, filter_expr, within) if limit >= 1 else None
+        if plan is None:
+            return self.reads.search(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
+        table, stamp, rows = plan
+        found = self._score(kind, table, vectors, limit, rows)
+        if now is not None and self._direct(kind, table, stamp, fields) and now.result() == stamp:
+            return self._held(kind, table, found, fields)
         ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
-        rows = self.reads.fetch(kind, ids, fields or ("pk",)) if ids else {}
-        return self._hits(kind, found, fields, rows)
+        read = self.reads.fetch(kind, ids, fields or ("pk",)) if ids else {}
+        return self._hits(kind, found, fields, read)
 
     async def asearch(
         self,
@@ -111,10 +195,22 @@ class LocalSearch:
         within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Async :meth:`search` (the table is checked and scored on a worker thread)."""
-        found = await asyncio.to_thread(self._local, kind, vectors, limit, filter_expr, within)
-        if found is None:
-            return await self.reads.asearch(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         fields = self._fields(kind, output_fields)
+        now: asyncio.Future[Stamp | None] | None = None
+        if self._may_hold(kind, limit, filter_expr, within, fields):
+            now = asyncio.ensure_future(asyncio.to_thread(self._stamp))  # read first, as in :meth:`search`
+        plan = await asyncio.to_thread(self._plan, kind, vectors, filter_expr, within) if limit >= 1 else None
+        if plan is None:
+            if now is not None:
+                now.cancel()
+            return await self.reads.asearch(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
+        table, stamp, rows = plan
+        found = await asyncio.to_thread(self._score, kind, table, vectors, limit, rows)
+        if now is not None and self._direct(kind, table, stamp, fields):
+            if await now == stamp:
+                return self._held(kind, table, found, fields)
+        elif now is not None:
+            now.cancel()
         ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
-        rows = await self.reads.afetch(kind, ids, fields or ("pk",)) if ids else {}
-        return self._hits(kind, found, fields, rows)
+        read = await self.reads.afetch(kind, ids, fields or ("pk",)) if ids else {}
+        return self._hits(kind, found, fields, read)

@@ -25,8 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from langchain_graphrag_milvus.milvus.local_fields import encode_fields
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
+from langchain_graphrag_milvus.text.strings import StringArray
 
 __all__ = [
     "LOCAL_KINDS",
@@ -60,16 +62,54 @@ class VectorTable:
 
     keys: np.ndarray
     matrix: np.ndarray
+    #: The rows' output fields (:mod:`.local_fields`, one JSON array each), if held; else hits are read by key.
+    fields: StringArray | None = None
+    #: Relations: the checksum of each row's passage ids (:func:`.local_fields.links_checksum`).
+    links: np.ndarray | None = None
 
     @classmethod
-    def build(cls, keys: np.ndarray, matrix: np.ndarray, cosine: bool) -> VectorTable:
+    def build(
+        cls,
+        keys: np.ndarray,
+        matrix: np.ndarray,
+        cosine: bool,
+        fields: StringArray | None = None,
+        links: np.ndarray | None = None,
+    ) -> VectorTable:
         """A table of these rows (any order; a key given twice keeps its last row)."""
         keys = np.asarray(keys, np.uint64)
         matrix = np.asarray(matrix, np.float32)
         if cosine and len(matrix):
             matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), np.float32(1e-30))
         rev = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]  # each key's last row, keys sorted
-        return cls(keys[rev], np.ascontiguousarray(matrix[rev]))
+        return cls(
+            keys[rev],
+            np.ascontiguousarray(matrix[rev]),
+            fields.take(rev) if fields is not None else None,
+            np.asarray(links, np.uint64)[rev] if links is not None else None,
+        )
+
+    def subset(self, mask: np.ndarray) -> VectorTable:
+        """The rows where ``mask`` is True."""
+        at = np.flatnonzero(mask)
+        fields = self.fields.take(at) if self.fields is not None else None
+        return VectorTable(self.keys[at], self.matrix[at], fields, self.links[at] if self.links is not None else None)
+
+    @staticmethod
+    def concat(parts: Sequence[VectorTable]) -> VectorTable:
+        """The rows of all ``parts`` in order (not deduplicated; fields only if every part holds them)."""
+        keys = np.concatenate([p.keys for p in parts])
+        matrix = np.concatenate([p.matrix for p in parts])
+        fields: StringArray | None = None
+        links: np.ndarray | None = None
+        if all(p.fields is not None for p in parts):
+            fields = StringArray.empty()
+            for p in parts:
+                assert p.fields is not None
+                fields = fields.concat(p.fields)
+            if all(p.links is not None for p in parts):
+                links = np.concatenate([p.links for p in parts if p.links is not None])
+        return VectorTable(keys, matrix, fields, links)
 
     @classmethod
     def empty(cls) -> VectorTable:
@@ -122,29 +162,61 @@ class VectorTable:
         return out
 
     def synced(
-        self, target: np.ndarray, offered: Sequence[VectorTable], fetch: Callable[[np.ndarray], VectorTable]
+        self,
+        target: np.ndarray,
+        offered: Sequence[VectorTable],
+        fetch: Callable[[np.ndarray], VectorTable],
+        target_links: np.ndarray | None = None,
     ) -> VectorTable:
-        """This table holding exactly the ``target`` keys: rows it lacks from ``offered``, then ``fetch``."""
+        """This table holding exactly the ``target`` keys: rows it lacks from ``offered``, then ``fetch``.
+
+        ``target_links`` (aligned with ``target``): the graph's passage-id checksum of each
+        relation; a held row whose fields disagree with it is read again with the missing ones.
+        """
         target = np.asarray(target, np.uint64)
         parts = [self, *offered]
         have = np.unique(np.concatenate([p.keys for p in parts])) if parts else np.zeros(0, np.uint64)
         missing = np.setdiff1d(target, have, assume_unique=False)
-        if not offered and not len(missing) and len(self.keys) == len(np.unique(target)):
+        stale = _stale(parts, target, target_links)
+        if not offered and not len(missing) and not len(stale) and len(self.keys) == len(np.unique(target)):
             return self  # nothing changed (a saved table stays memory-mapped)
+        if len(stale):
+            parts = [p.subset(~np.isin(p.keys, stale)) for p in parts]
+            missing = np.union1d(missing, stale)
         if len(missing):
             fetched = fetch(missing)
             if len(np.setdiff1d(missing, fetched.keys)):
                 raise IncompleteRead(f"{len(np.setdiff1d(missing, fetched.keys))} rows were not found")
+            # (a row read whose passage ids the graph does not match yet is Milvus' row: kept, read again next time)
             parts.append(fetched)
         # only rows of the target count (a stale table of another dimension must not block the check)
-        parts = [VectorTable(p.keys[m], p.matrix[m]) for p in parts if (m := np.isin(p.keys, target)).any()]
+        parts = [p.subset(m) for p in parts if (m := np.isin(p.keys, target)).any()]
         if not parts:
             return VectorTable.empty()
         dims = {p.dim for p in parts}
         if len(dims) != 1:
             raise IncompleteRead(f"rows of different dimensions {sorted(dims)}")
-        keys = np.concatenate([p.keys for p in parts])
-        return VectorTable.build(keys, np.concatenate([p.matrix for p in parts]), cosine=False)  # normalised
+        merged = VectorTable.concat(parts)
+        return VectorTable.build(merged.keys, merged.matrix, False, merged.fields, merged.links)  # normalised
+
+
+def _stale(parts: Sequence[VectorTable], target: np.ndarray, target_links: np.ndarray | None) -> np.ndarray:
+    """Keys of ``parts`` whose passage-id checksum differs from the target's, or that hold none (fields out of date)."""
+    if target_links is None or not len(target):
+        return np.zeros(0, np.uint64)
+    order = np.argsort(target, kind="stable")
+    sorted_target, sorted_links = target[order], np.asarray(target_links, np.uint64)[order]
+    out = []
+    for p in parts:
+        if not len(p.keys):
+            continue
+        if p.links is None:  # held without fields (e.g. saved before they were): read again
+            out.append(p.keys[np.isin(p.keys, target)])
+            continue
+        at = np.minimum(np.searchsorted(sorted_target, p.keys), len(sorted_target) - 1)
+        known = sorted_target[at] == p.keys
+        out.append(p.keys[known & (sorted_links[at] != p.links)])
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.uint64)
 
 
 class LocalVectors:
@@ -164,14 +236,16 @@ class LocalVectors:
         self._offered: dict[Kind, list[VectorTable]] = {kind: [] for kind in LOCAL_KINDS}
 
     def offer(self, kind: Kind, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Rows this process wrote (``pk`` and ``vector``): used by the next check instead of a read."""
+        """Rows this process wrote (``pk``, ``vector``, held fields): used by the next check instead of a read."""
         if kind not in LOCAL_KINDS:
             return
         rows = [r for r in rows if r.get("vector") is not None]
         if not rows:
             return
         keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
-        table = VectorTable.build(keys, np.asarray([r["vector"] for r in rows], np.float32), self.cosine)
+        held = encode_fields(kind, rows)
+        fields, links = held if held is not None else (None, None)
+        table = VectorTable.build(keys, np.asarray([r["vector"] for r in rows], np.float32), self.cosine, fields, links)
         with self._lock:
             offered = self._offered[kind]
             if self.max_rows is not None and sum(len(t.keys) for t in offered) + len(keys) > self.max_rows:
@@ -179,8 +253,11 @@ class LocalVectors:
                 return
             offered.append(table)
 
-    def table(self, kind: Kind, source: object, target: Callable[[], np.ndarray], fetch: Fetcher) -> VectorTable | None:
+    def table(self, kind: Kind, source: object, target: Target, fetch: Fetcher) -> VectorTable | None:
         """The table of ``kind`` holding exactly the ``target()`` keys (``source``: the state they come from).
+
+        ``target()`` returns the keys, or the keys and (relations) the checksums of their
+        passage ids in the graph (rows held with other passage ids are read again).
 
         Checked again only when ``source`` (the graph or the names) is another object than at the
         last check. None when the kind holds more than ``max_rows`` rows, or a read fails: the
@@ -192,20 +269,20 @@ class LocalVectors:
         with self._build:
             return self._check(kind, source, target, fetch)
 
-    def _check(
-        self, kind: Kind, source: object, target: Callable[[], np.ndarray], fetch: Fetcher
-    ) -> VectorTable | None:
+    def _check(self, kind: Kind, source: object, target: Target, fetch: Fetcher) -> VectorTable | None:
         cached = self._tables.get(kind)
         if cached is not None and cached[0] is source:  # checked by another thread meanwhile
             return cached[1]
-        keys = np.asarray(target(), np.uint64)
+        wanted = target()
+        keys, links = wanted if isinstance(wanted, tuple) else (wanted, None)
+        keys = np.asarray(keys, np.uint64)
         if self.max_rows is not None and len(keys) > self.max_rows:
             return None
         with self._lock:
             offered, self._offered[kind] = self._offered[kind], []
             base = cached[1] if cached is not None else VectorTable.empty()
         try:
-            table = base.synced(keys, offered, lambda missing: fetch(kind, missing, len(keys)))
+            table = base.synced(keys, offered, lambda missing: fetch(kind, missing, len(keys)), links)
         except Exception as exc:  # a read failed or came back short: Milvus answers this search
             logger.debug("local %s vectors not checked (%s); searching Milvus", kind, exc)
             table = None
@@ -223,9 +300,7 @@ class LocalVectors:
         At most :data:`FETCH_MAX` of them, the latest (a key's vector never changes, so a row kept
         for a key that never comes is only memory; one that is dropped is read by key if it comes).
         """
-        early = [
-            VectorTable(t.keys[keep], t.matrix[keep]) for t in offered if (keep := ~np.isin(t.keys, table.keys)).any()
-        ]
+        early = [t.subset(keep) for t in offered if (keep := ~np.isin(t.keys, table.keys)).any()]
         held, kept = 0, list[VectorTable]()
         for t in reversed(early):
             if held + len(t.keys) > FETCH_MAX:
@@ -275,6 +350,8 @@ class IncompleteRead(Exception):
 
 
 Fetcher = Callable[[Kind, np.ndarray, int], VectorTable]
+#: The keys a table must hold and, for relations, the graph's checksum of each one's passage ids.
+Target = Callable[[], "tuple[np.ndarray, np.ndarray | None] | np.ndarray"]
 
 
 def local_vectors_for(mode: LocalMode, *, lite: bool, cosine: bool) -> LocalVectors | None:

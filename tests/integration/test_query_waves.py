@@ -11,6 +11,7 @@ record, for every read of the generation counter, which request was being answer
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -37,6 +38,8 @@ class Recorder:
     def __init__(self, store: Any) -> None:
         self.store, self.answering, self.requests = store, None, []
         self.reads: list[Any] = []
+        #: The reads of the counter by a local search (it confirms its held rows with it, while it scores).
+        self.local_reads: list[Any] = []
         connection = store._connection
         read, stamp = connection.generation, connection.stamp
 
@@ -45,7 +48,8 @@ class Recorder:
             return read()
 
         def stamped() -> tuple[str | None, int]:  # the refresh check reads the store id with the generation
-            self.reads.append(self.answering)
+            by_local = sys._getframe(1).f_code.co_filename.endswith("local_search.py")
+            (self.local_reads if by_local else self.reads).append(self.answering)
             return stamp()
 
         connection.generation, connection.stamp = generation, stamped
@@ -83,6 +87,7 @@ async def test_the_check_goes_out_with_the_searches_and_a_change_is_searched_aga
     assert "zeta" not in [d.id for d in docs]
     (gather,) = [r for r in recorder.requests if isinstance(r, Gather)]
     assert recorder.reads == [gather]  # checked once, with the searches, not before them
+    assert all(r is gather for r in recorder.local_reads)  # a local search's counter read: in the same wave
     assert isinstance(gather.effects[-1], CheckGraph) and all(isinstance(e, Search) for e in gather.effects[:-1])
     assert [r.defer_check for r in recorder.requests if isinstance(r, GetGraph)] == [True]
 
@@ -106,4 +111,5 @@ def test_a_filtered_query_checks_with_its_searches_too(make_store) -> None:
     asyncio.run(recorder.run(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), "sync"))
     # the tenant's linker and view take the graph as it is; the check goes with the searches
     assert [type(r).__name__ for r in recorder.reads] == ["Gather"]
+    assert {type(r).__name__ for r in recorder.local_reads} <= {"Gather"}
     assert milvus_requests(recorder.requests)[0] == "Gather"
