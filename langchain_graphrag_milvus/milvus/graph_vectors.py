@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ids import ids_to_keys, keys_to_ids
 from langchain_graphrag_milvus.milvus.local_vectors import (
     FETCH_MAX,
     LOCAL_KINDS,
@@ -31,7 +32,6 @@ from langchain_graphrag_milvus.milvus.local_vectors import (
 )
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 __all__ = ["GraphVectors"]
 
@@ -98,14 +98,14 @@ class GraphVectors:
         assert self.local is not None
         rows: Iterable[Mapping[str, Any]]
         if len(missing) <= FETCH_MAX:
-            rows = self.reads.fetch(kind, [key_to_id(int(k)) for k in missing], ("vector",)).values()
+            rows = self.reads.fetch(kind, keys_to_ids(missing), ("vector",)).values()
         elif not scan or self.graph_path is None:
             raise IncompleteRead(f"{len(missing)} rows to read, and no saved index to keep them in")
         else:
             scanned.append(kind)
             rows = self.reads.iterate(kind, ("vector",))
         rows = list(rows)
-        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        keys = ids_to_keys([r["pk"] for r in rows])
         vectors = np.asarray([r["vector"] for r in rows], np.float32).reshape(len(rows), -1)
         return VectorTable.build(keys, vectors, self.local.cosine)
 
@@ -122,4 +122,4 @@ def _name_keys(names: Mapping[str, str]) -> np.ndarray:
     keys = getattr(names, "key_array", None)
     if keys is not None:
         return np.asarray(keys)
-    return np.fromiter((id_to_key(i) for i in names), np.uint64, len(names))
+    return ids_to_keys(names)

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from langchain_graphrag_milvus.graph.ids import canonical_keys, find_keys, ids_to_keys, keys_to_ids
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 __all__ = [
     "LOCAL_KINDS",
@@ -88,14 +88,13 @@ class VectorTable:
         case, ``_``, spaces) is another primary key to Milvus, which no row of the table holds.
         """
         try:
-            parsed = np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids))
-        except (ValueError, TypeError, OverflowError):
+            parsed = canonical_keys(ids)
+        except TypeError:
             return None
-        if any(key_to_id(k) != i for k, i in zip(parsed.tolist(), ids)):
+        if parsed is None:
             return None
-        keys = np.unique(parsed)
-        at = np.searchsorted(self.keys, keys)
-        if len(at) and (int(at.max()) >= len(self.keys) or not bool(np.all(self.keys[at] == keys))):
+        at = find_keys(self.keys, np.unique(parsed))
+        if len(at) and int(at.min()) < 0:
             return None
         return at
 
@@ -170,7 +169,7 @@ class LocalVectors:
         rows = [r for r in rows if r.get("vector") is not None]
         if not rows:
             return
-        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        keys = ids_to_keys([r["pk"] for r in rows])
         table = VectorTable.build(keys, np.asarray([r["vector"] for r in rows], np.float32), self.cosine)
         with self._lock:
             offered = self._offered[kind]
@@ -265,7 +264,7 @@ class LocalVectors:
     ) -> list[list[tuple[str, float]]]:
         """Per query vector, ``(id, score)`` of its ``limit`` best rows (of ``rows`` if given), best first."""
         return [
-            [(key_to_id(int(table.keys[i])), float(s)) for i, s in zip(positions, scores)]
+            list(zip(keys_to_ids(table.keys[positions]), (float(s) for s in scores)))
             for positions, scores in table.top(np.asarray(queries, np.float32), limit, self.cosine, rows)
         ]
 
