@@ -49,6 +49,7 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int32]
 KeyArray = npt.NDArray[np.uint64]
+SorterArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]  # an argsort
 
 
 def id_to_key(node_id: str) -> int:
@@ -74,8 +75,9 @@ def key_to_id(key: int) -> str:
     return format(int(key), "016x")
 
 
-#: below this many ids a Python loop is faster than the array code
-_VECTOR_MIN = 32
+#: below this many ids (keys) a Python loop parses (writes) them faster than the array code
+_PARSE_MIN = 64
+_FORMAT_MIN = 128
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
 _NIBBLE = np.full(256, 255, np.uint8)  # ASCII byte -> its hex digit's value (255: not a lowercase hex digit)
 _NIBBLE[_HEX_DIGITS] = np.arange(16, dtype=np.uint8)
@@ -132,7 +134,7 @@ def ids_to_keys(ids: Iterable[str]) -> KeyArray:
         OverflowError: Some id is more than 64 bits.
     """
     listed = ids if isinstance(ids, list) else list(ids)
-    if len(listed) >= _VECTOR_MIN:
+    if len(listed) >= _PARSE_MIN:
         keys = canonical_keys(listed)
         if keys is not None:
             return keys
@@ -142,17 +144,17 @@ def ids_to_keys(ids: Iterable[str]) -> KeyArray:
 def keys_to_ids(keys: npt.ArrayLike) -> list[str]:
     """The ids of many keys (see :func:`key_to_id`; vectorised for long arrays)."""
     arr = np.asarray(keys, dtype=np.uint64).ravel()
-    if arr.size < _VECTOR_MIN:
+    if arr.size < _FORMAT_MIN:
         return [format(k, "016x") for k in arr.tolist()]
     octets = arr.astype(">u8").view(np.uint8).reshape(-1, 8)
     chars = np.empty((arr.size, 16), np.uint8)
     chars[:, 0::2] = _HEX_DIGITS[octets >> 4]
     chars[:, 1::2] = _HEX_DIGITS[octets & 15]
-    text = chars.tobytes().decode("ascii")
-    return [text[i : i + 16] for i in range(0, 16 * arr.size, 16)]
+    as_str: list[str] = chars.view("S16").ravel().astype("U16").tolist()
+    return as_str
 
 
-def find_keys(keys: KeyArray, query: npt.ArrayLike, sorter: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+def find_keys(keys: KeyArray, query: npt.ArrayLike, sorter: SorterArray | None = None) -> npt.NDArray[np.int64]:
     """The position in ``keys`` of each query key, -1 where absent (vectorised).
 
     Args:
@@ -161,20 +163,19 @@ def find_keys(keys: KeyArray, query: npt.ArrayLike, sorter: npt.ArrayLike | None
         sorter: The argsort of ``keys`` if they are not sorted.
 
     Example:
-        >>> find_keys(np.array([30, 10], np.uint64), [10, 99, 30], sorter=[1, 0]).tolist()
+        >>> find_keys(np.array([30, 10], np.uint64), [10, 99, 30], sorter=np.array([1, 0])).tolist()
         [1, -1, 0]
     """
     q = np.asarray(query, np.uint64).reshape(-1)
     if not len(keys) or not q.size:
         return np.full(q.size, -1, np.int64)
-    order = None if sorter is None else np.asarray(sorter, np.intp)
-    at = np.minimum(np.searchsorted(keys, q, sorter=order), len(keys) - 1)
-    rows = (order[at] if order is not None else at).astype(np.int64)
+    at = np.minimum(np.searchsorted(keys, q, sorter=sorter), len(keys) - 1)
+    rows = (sorter[at] if sorter is not None else at).astype(np.int64)
     return np.asarray(np.where(keys[rows] == q, rows, -1), np.int64)
 
 
 def row_of_key(
-    keys: KeyArray, key: int, sorter: npt.ArrayLike | None = None, view: memoryview | None = None
+    keys: KeyArray, key: int, sorter: SorterArray | None = None, view: memoryview | None = None
 ) -> int | None:
     """The position of one key in ``keys`` (as :func:`find_keys`), or None.
 
@@ -183,8 +184,11 @@ def row_of_key(
     if view is not None:
         j = bisect.bisect_left(view, key)
         return j if j < len(view) and view[j] == key else None
-    row = int(find_keys(keys, [key], sorter)[0])
-    return row if row >= 0 else None
+    j = int(np.searchsorted(keys, np.uint64(key), sorter=sorter))
+    if j >= len(keys):
+        return None
+    row = int(sorter[j]) if sorter is not None else j
+    return row if int(keys[row]) == key else None
 
 
 class KeyMap:
