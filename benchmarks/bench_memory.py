@@ -39,11 +39,11 @@ from scale_corpus import make_names  # noqa: E402
 from synthetic import generate  # noqa: E402
 
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
+from langchain_graphrag_milvus.graph.ids import key_to_id  # noqa: E402
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, release_free_memory, report_of  # noqa: E402
 from langchain_graphrag_milvus.retrieval.query_entities import graph_linker  # noqa: E402
 from langchain_graphrag_milvus.text.name_map import NameMap  # noqa: E402
 from langchain_graphrag_milvus.text.name_table import NameTable  # noqa: E402
-from langchain_graphrag_milvus.text.names import key_to_id  # noqa: E402
 
 
 def build_inputs(n_relations: int, seed: int = 0, mean_degree: float = 16.75) -> tuple[Any, list[str]]:

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import generate, print_table  # noqa: E402
 
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
+from langchain_graphrag_milvus.graph.ids import id_to_key, key_to_id  # noqa: E402
 from langchain_graphrag_milvus.milvus.reads import Hit  # noqa: E402
 from langchain_graphrag_milvus.retrieval import stages  # noqa: E402
 from langchain_graphrag_milvus.retrieval.effects import (  # noqa: E402
@@ -51,7 +52,7 @@ from langchain_graphrag_milvus.retrieval.effects import (  # noqa: E402
 from langchain_graphrag_milvus.retrieval.graph_pipeline import graph_pipeline  # noqa: E402
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import AUTO_PUSH_RELATIONS, WalkParams  # noqa: E402
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id  # noqa: E402
+from langchain_graphrag_milvus.text.names import entity_id  # noqa: E402
 
 METHODS = {
     "global (before)": WalkParams(ppr_method="global"),

@@ -28,9 +28,9 @@ from scale_corpus import HashEmbedding  # noqa: E402
 
 from langchain_graphrag_milvus import MilvusGraphStore  # noqa: E402
 from langchain_graphrag_milvus.graph.csr import gather_rows  # noqa: E402
+from langchain_graphrag_milvus.graph.ids import key_to_id  # noqa: E402
 from langchain_graphrag_milvus.milvus import expr  # noqa: E402
 from langchain_graphrag_milvus.retrieval.stages import exact_entities  # noqa: E402
-from langchain_graphrag_milvus.text.names import key_to_id  # noqa: E402
 
 BUCKETS = ((0, 100), (100, 500), (500, 2000), (2000, 5000), (5000, None))
 

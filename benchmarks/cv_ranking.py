@@ -46,6 +46,7 @@ from baseline_ranking import (  # noqa: E402  (beside this script)
 from langchain_graphrag_milvus.cli.evaluation import Question, load_questions, recall_at  # noqa: E402
 from langchain_graphrag_milvus.cli.main import DEFAULT_CACHE, _embeddings  # noqa: E402
 from langchain_graphrag_milvus.graph import GraphIndex  # noqa: E402
+from langchain_graphrag_milvus.graph.ids import id_to_key  # noqa: E402
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K  # noqa: E402
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders  # noqa: E402
 from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
@@ -54,7 +55,7 @@ from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: 
 from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
 from langchain_graphrag_milvus.store import MilvusGraphStore  # noqa: E402
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key  # noqa: E402
+from langchain_graphrag_milvus.text.names import entity_id  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 KS = (2, 5)
@@ -399,7 +400,7 @@ def load_set(
         probes = probe(store, questions, cache / f"cv_probe_{store.collection_prefix}.pkl")
         names = store.entity_names()
         ent_ids = graph.entities.keys
-        from langchain_graphrag_milvus.text.names import key_to_id
+        from langchain_graphrag_milvus.graph.ids import key_to_id
 
         def name(e: int) -> str:
             return names.get(key_to_id(int(ent_ids[e])), "")

@@ -1,16 +1,21 @@
-"""Compact id maps for the graph index, and the id ↔ key ↔ index conversions (numpy only).
+"""The one border for ids: every id ↔ key ↔ index conversion of the package lives here (numpy only).
 
 Entities and relations are keyed by unsigned 64-bit integers: their Milvus ids are those
-integers written as 16 hex digits (:func:`id_to_key`, :func:`key_to_id`; the ids are made by
-:mod:`langchain_graphrag_milvus.text.names`). Three forms, one conversion each:
+integers written as 16 lowercase hex digits (the ids are made by
+:mod:`langchain_graphrag_milvus.text.names`). Three forms, one conversion each, and nothing
+outside this module converts by hand (``tests/unit/test_id_border.py`` counts the places):
 
 * Milvus id ``str`` ↔ uint64 key: :func:`id_to_key` / :func:`key_to_id`, and for many at once
-  :func:`ids_to_keys` / :func:`keys_to_ids`;
+  :func:`ids_to_keys` / :func:`keys_to_ids` (vectorised: no Python formatting per id for long
+  lists); :func:`canonical_keys` / :func:`canonical_key` accept only the package's own spelling
+  (16 lowercase hex digits) and answer None for any other;
 * Milvus ids → array indices: :meth:`KeyMap.find_ids` (-1 where unknown) or
   :meth:`KeyMap.lookup_ids` (raises :class:`~langchain_graphrag_milvus.errors.UnknownIdError`);
-* array indices → Milvus ids: :meth:`KeyMap.ids_at` / :meth:`KeyMap.id_at`.
+  keys → rows of another key array: :func:`find_keys`, :func:`row_of_key`;
+* array indices → Milvus ids: :meth:`KeyMap.ids_at` / :meth:`KeyMap.id_at`; → keys:
+  :meth:`KeyMap.keys_at`.
 
- Internal indices are
+Internal indices are
 assigned in insertion order and never change when more keys are appended, so adding
 triplets does not renumber the graph. Lookups go through a sorted copy of the keys
 (``searchsorted``): 20 bytes per key instead of a Python dict's ~100.
@@ -21,6 +26,7 @@ list plus a dict is simple and small enough.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -28,10 +34,22 @@ import numpy.typing as npt
 
 from langchain_graphrag_milvus.errors import UnknownIdError
 
-__all__ = ["KeyMap", "StringIdMap", "id_to_key", "key_to_id", "ids_to_keys", "keys_to_ids"]
+__all__ = [
+    "KeyMap",
+    "StringIdMap",
+    "id_to_key",
+    "key_to_id",
+    "ids_to_keys",
+    "keys_to_ids",
+    "canonical_key",
+    "canonical_keys",
+    "find_keys",
+    "row_of_key",
+]
 
 IntArray = npt.NDArray[np.int32]
 KeyArray = npt.NDArray[np.uint64]
+SorterArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]  # an argsort
 
 
 def id_to_key(node_id: str) -> int:
@@ -57,14 +75,120 @@ def key_to_id(key: int) -> str:
     return format(int(key), "016x")
 
 
+#: below this many ids (keys) a Python loop parses (writes) them faster than the array code
+_PARSE_MIN = 64
+_FORMAT_MIN = 128
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
+_NIBBLE = np.full(256, 255, np.uint8)  # ASCII byte -> its hex digit's value (255: not a lowercase hex digit)
+_NIBBLE[_HEX_DIGITS] = np.arange(16, dtype=np.uint8)
+_CANONICAL_CHARS = frozenset("0123456789abcdef")
+
+
+def canonical_key(node_id: object) -> int | None:
+    """The key of an id in the package's own spelling (16 lowercase hex digits), else None.
+
+    ``int(x, 16)`` also reads ``"0x.."``, upper case, ``_`` and spaces: to Milvus those are other
+    primary keys, so a lookup by id must not take them for a key.
+
+    Example:
+        >>> canonical_key("00000000000000ff"), canonical_key("00000000000000FF"), canonical_key(255)
+        (255, None, None)
+    """
+    if not isinstance(node_id, str) or len(node_id) != 16 or not _CANONICAL_CHARS.issuperset(node_id):
+        return None
+    return int(node_id, 16)
+
+
+def canonical_keys(ids: Sequence[object]) -> KeyArray | None:
+    """The keys of ids all in the package's spelling (see :func:`canonical_key`), else None; vectorised.
+
+    Raises:
+        TypeError: Some id is not a string.
+
+    Example:
+        >>> canonical_keys(["000000000000000a", "00000000000000ff"]).tolist(), canonical_keys(["0xff"])
+        ([10, 255], None)
+    """
+    n = len(ids)
+    joined = "".join(ids)  # type: ignore[arg-type]  # a non-string raises TypeError
+    try:
+        raw = joined.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if len(raw) != 16 * n:
+        return None
+    if n == 0:
+        return np.empty(0, np.uint64)
+    digits = _NIBBLE[np.frombuffer(raw, np.uint8)].reshape(n, 16)
+    if int(digits.max()) > 15:
+        return None
+    packed = (digits[:, 0::2] << np.uint8(4)) | digits[:, 1::2]  # 8 bytes per id, most significant first
+    return np.ascontiguousarray(packed).view(">u8").ravel().astype(np.uint64)
+
+
 def ids_to_keys(ids: Iterable[str]) -> KeyArray:
-    """The keys of many ids, as a uint64 array (see :func:`id_to_key`)."""
-    return np.array([int(i, 16) for i in ids], dtype=np.uint64)
+    """The keys of many ids, as a uint64 array (see :func:`id_to_key`; vectorised for long lists).
+
+    Raises:
+        ValueError: Some id is not hexadecimal.
+        OverflowError: Some id is more than 64 bits.
+    """
+    listed = ids if isinstance(ids, list) else list(ids)
+    if len(listed) >= _PARSE_MIN:
+        keys = canonical_keys(listed)
+        if keys is not None:
+            return keys
+    return np.array([int(i, 16) for i in listed], dtype=np.uint64)
 
 
 def keys_to_ids(keys: npt.ArrayLike) -> list[str]:
-    """The ids of many keys (see :func:`key_to_id`)."""
-    return [format(k, "016x") for k in np.asarray(keys, dtype=np.uint64).ravel().tolist()]
+    """The ids of many keys (see :func:`key_to_id`; vectorised for long arrays)."""
+    arr = np.asarray(keys, dtype=np.uint64).ravel()
+    if arr.size < _FORMAT_MIN:
+        return [format(k, "016x") for k in arr.tolist()]
+    octets = arr.astype(">u8").view(np.uint8).reshape(-1, 8)
+    chars = np.empty((arr.size, 16), np.uint8)
+    chars[:, 0::2] = _HEX_DIGITS[octets >> 4]
+    chars[:, 1::2] = _HEX_DIGITS[octets & 15]
+    as_str: list[str] = chars.view("S16").ravel().astype("U16").tolist()
+    return as_str
+
+
+def find_keys(keys: KeyArray, query: npt.ArrayLike, sorter: SorterArray | None = None) -> npt.NDArray[np.int64]:
+    """The position in ``keys`` of each query key, -1 where absent (vectorised).
+
+    Args:
+        keys: Distinct keys, sorted unless ``sorter`` (their argsort) is given.
+        query: The keys to find.
+        sorter: The argsort of ``keys`` if they are not sorted.
+
+    Example:
+        >>> find_keys(np.array([30, 10], np.uint64), [10, 99, 30], sorter=np.array([1, 0])).tolist()
+        [1, -1, 0]
+    """
+    q = np.asarray(query, np.uint64).reshape(-1)
+    if not len(keys) or not q.size:
+        return np.full(q.size, -1, np.int64)
+    at = np.minimum(np.searchsorted(keys, q, sorter=sorter), len(keys) - 1)
+    rows = (sorter[at] if sorter is not None else at).astype(np.int64)
+    return np.asarray(np.where(keys[rows] == q, rows, -1), np.int64)
+
+
+def row_of_key(
+    keys: KeyArray, key: int, sorter: SorterArray | None = None, view: memoryview | None = None
+) -> int | None:
+    """The position of one key in ``keys`` (as :func:`find_keys`), or None.
+
+    ``view``, a memoryview of sorted ``keys``, answers with :mod:`bisect` (no numpy call for one key).
+    """
+    if view is not None:
+        j = bisect.bisect_left(view, key)
+        return j if j < len(view) and view[j] == key else None
+    j = int(np.searchsorted(keys, np.uint64(key), sorter=sorter))
+    if j >= len(keys):
+        return None
+    row = int(sorter[j]) if sorter is not None else j
+    return row if int(keys[row]) == key else None
 
 
 class KeyMap:
@@ -154,13 +278,19 @@ class KeyMap:
         return self.lookup(ids_to_keys(ids), what)
 
     def ids_at(self, indices: npt.ArrayLike) -> list[str]:
-        """The 16-hex-digit ids at these indices (an index array or a boolean mask).
+        """The 16-hex-digit ids at these indices (an index array or list, or a boolean mask).
 
         Example:
             >>> KeyMap.from_keys([10, 255]).ids_at([1, 0])
             ['00000000000000ff', '000000000000000a']
         """
-        return keys_to_ids(self.keys[np.asarray(indices)])
+        return keys_to_ids(self.keys_at(indices))
+
+    def keys_at(self, indices: npt.ArrayLike) -> KeyArray:
+        """The uint64 keys at these indices (an index array or list, ``[]`` included, or a boolean mask)."""
+        at = np.asarray(indices)
+        keys: KeyArray = self.keys[at if at.dtype == np.bool_ else at.astype(np.intp, copy=False)]
+        return keys
 
     def id_at(self, index: int) -> str:
         """The 16-hex-digit id at one index."""

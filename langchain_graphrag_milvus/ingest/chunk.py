@@ -37,7 +37,7 @@ from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
+from langchain_graphrag_milvus.text.names import entity_id
 
 __all__ = ["ingest_chunk", "embed_texts"]
 
@@ -151,7 +151,7 @@ def _entity_tenants(ctx: IngestContext, entity_ids: set[str]) -> dict[str, str]:
     graph = ctx.parts.graph.current()
     ids = sorted(entity_ids)
     one: dict[str, str] = {}
-    for eid, idx in zip(ids, graph.entities.find(np.array([id_to_key(e) for e in ids], np.uint64)).tolist()):
+    for eid, idx in zip(ids, graph.entities.find_ids(ids).tolist()):
         rels = graph.ent_rel.row(idx).tolist() if idx >= 0 else []
         passages = graph.rel_pas.row(rels[0]).tolist() if rels else []
         if passages:
@@ -173,9 +173,9 @@ def _unlink_changed(
         if pidx < 0:
             continue
         keep = new_links.get(record.id, set())
-        for r in graph.pas_rel.row(pidx).tolist():
-            key = int(graph.relations.keys[r])
-            if key_to_id(key) not in keep:
+        rows = graph.pas_rel.row(pidx)
+        for key, rid in zip(graph.relations.keys_at(rows).tolist(), graph.relations.ids_at(rows)):
+            if rid not in keep:
                 rel_keys.append(key)
                 pas_ids.append(record.id)
     if rel_keys:

@@ -28,7 +28,7 @@ from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, relation_row, write_rows
-from langchain_graphrag_milvus.text.names import key_to_id, relation_id
+from langchain_graphrag_milvus.text.names import relation_id
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -146,9 +146,9 @@ def _unlink(ctx: IngestContext, planned: Mapping[str, set[str]], report: IndexRe
     for pid, idx in zip(planned, graph.passages.find(list(planned)).tolist()):
         if idx < 0:
             continue
-        for r in graph.pas_rel.row(idx).tolist():
-            key = int(graph.relations.keys[r])
-            if key_to_id(key) not in planned[pid]:
+        rows = graph.pas_rel.row(idx)
+        for key, rid in zip(graph.relations.keys_at(rows).tolist(), graph.relations.ids_at(rows)):
+            if rid not in planned[pid]:
                 keys.append(key)
                 pids.append(pid)
     if keys:
@@ -238,7 +238,7 @@ def index_passages(
     vanished = [p for p in graph.passages.ids if p not in seen]
     if vanished:
         known = graph.passages.find(vanished).tolist()
-        touched = sorted({int(graph.relations.keys[r]) for i in known for r in graph.pas_rel.row(i).tolist()})
+        touched = sorted({k for i in known for k in graph.relations.keys_at(graph.pas_rel.row(i)).tolist()})
         after, removed = graph.remove_passages(vanished)
         apply_graph_change(ctx.parts, after, removed, touched)
         report.passages_removed = len(vanished)

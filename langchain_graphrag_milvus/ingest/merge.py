@@ -26,9 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from langchain_graphrag_milvus.errors import MalformedRecordError
+from langchain_graphrag_milvus.graph.ids import ids_to_keys
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.records import check_entity_name
 from langchain_graphrag_milvus.milvus import expr
@@ -39,7 +38,6 @@ from langchain_graphrag_milvus.text.names import (
     clean_text,
     entity_id,
     entity_key,
-    id_to_key,
     relation_id,
     relation_text,
 )
@@ -164,7 +162,7 @@ def _tenants_naming(ctx: IngestContext, names: list[str]) -> list[str]:
     cache = ctx.parts.graph
     ids = [eid for eid, text in cache.entity_names().items() if entity_key(text) in keys]
     graph = cache.current()
-    found = [int(i) for i in graph.entities.find(np.array([id_to_key(e) for e in ids], np.uint64)).tolist() if i >= 0]
+    found = [int(i) for i in graph.entities.find_ids(ids).tolist() if i >= 0]
     relations = sorted({int(r) for e in found for r in graph.ent_rel.row(e).tolist()})
     passages = sorted({graph.passages.ids[int(p)] for r in relations for p in graph.rel_pas.row(r).tolist()})
     key = str(ctx.partition_key_field)
@@ -198,7 +196,7 @@ def _merge(ctx: IngestContext, names: list[str], target: str, tenant: str | None
         GraphDelta.from_relation_rows(
             rows,
             new_entities={tid: target},
-            unlinked_relation_keys=[id_to_key(r["pk"]) for r in old for _ in r["passage_ids"]],
+            unlinked_relation_keys=ids_to_keys([r["pk"] for r in old for _ in r["passage_ids"]]).tolist(),
             unlinked_passage_ids=[pid for r in old for pid in r["passage_ids"]],
             removed_entities=list(sources),
         )

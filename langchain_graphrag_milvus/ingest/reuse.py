@@ -37,7 +37,6 @@ from typing import Any
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.plan import Classified
 from langchain_graphrag_milvus.ingest.records import PassageRecord
-from langchain_graphrag_milvus.text.names import key_to_id
 
 __all__ = ["StoredWork", "known", "reuse_stored", "stale_vectors", "unembedded"]
 
@@ -153,7 +152,7 @@ def linked_vectors(ctx: IngestContext, passage_ids: Sequence[str]) -> dict[str, 
     graph = ctx.parts.graph.current()
     found = graph.passages.find(list(passage_ids)).tolist()
     rel_idx = sorted({r for p in found if p >= 0 for r in graph.pas_rel.row(p).tolist()})
-    rel_ids = [key_to_id(int(graph.relations.keys[r])) for r in rel_idx]
+    rel_ids = graph.relations.ids_at(rel_idx)
     relations = reads.fetch("relations", rel_ids, ("text", "vector", "subject_id", "object_id")) if rel_ids else {}
     entity_ids = sorted({str(row[f]) for row in relations.values() for f in ("subject_id", "object_id")})
     entities = reads.fetch("entities", entity_ids, ("text", "vector")) if entity_ids else {}

@@ -139,7 +139,7 @@ def delete_passages(ctx: IngestContext, passage_ids: Iterable[str], *, tenant: s
     if not present and not known:
         return report
     parts.graph.bump_generation()
-    touched = sorted({int(graph.relations.keys[r]) for p in known for r in graph.pas_rel.row(p).tolist()})
+    touched = sorted({k for p in known for k in graph.relations.keys_at(graph.pas_rel.row(p)).tolist()})
     after, removed = graph.remove_passages(ids)
     # the passage rows go last: they are how a re-run finds what to delete (a source's passages
     # are found by their rows' source_id). If anything fails before, the rows are still there

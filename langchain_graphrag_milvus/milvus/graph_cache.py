@@ -381,7 +381,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             graph, view = self.view(filter_expr, self.current(check=False))  # a query checks with its searches
             linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
-                inside = names.names_of_keys(graph.entities.keys[view.entities])
+                inside = names.names_of_keys(graph.entities.keys_at(view.entities))
                 linker = self.linker_factory(n for n in inside if n)
                 view.cache.update(linker=linker, linker_names=names)
             return linker

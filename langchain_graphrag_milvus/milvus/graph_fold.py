@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_graphrag_milvus.text.names import id_to_key
+from langchain_graphrag_milvus.graph.ids import ids_to_keys
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.graph import GraphIndex
@@ -66,13 +66,13 @@ class GraphDelta:
         pairs = None
         if synonyms is not None:
             pairs = (
-                [id_to_key(a) for a, others in synonyms.items() for _ in others],
-                [id_to_key(b) for others in synonyms.values() for b in others],
+                ids_to_keys([a for a, others in synonyms.items() for _ in others]).tolist(),
+                ids_to_keys([b for others in synonyms.values() for b in others]).tolist(),
             )
         return cls(
-            relation_keys=[id_to_key(r["pk"]) for r in rows],
-            subject_keys=[id_to_key(r["subject_id"]) for r in rows],
-            object_keys=[id_to_key(r["object_id"]) for r in rows],
+            relation_keys=ids_to_keys([r["pk"] for r in rows]).tolist(),
+            subject_keys=ids_to_keys([r["subject_id"] for r in rows]).tolist(),
+            object_keys=ids_to_keys([r["object_id"] for r in rows]).tolist(),
             passage_ids=[r["passage_ids"] for r in rows],
             synonym_pairs=pairs,
             new_entities=dict(new_entities or {}),

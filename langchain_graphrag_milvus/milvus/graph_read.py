@@ -20,9 +20,9 @@ from typing import TypeVar
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
+from langchain_graphrag_milvus.graph.ids import id_to_key
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
-from langchain_graphrag_milvus.text.names import id_to_key
 
 __all__ = ["GraphRows", "key_ranges", "read_graph_rows", "read_view"]
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ids import ids_to_keys, keys_to_ids
 from langchain_graphrag_milvus.milvus.local_fields import HELD_FIELDS, encode_fields, graph_links
 from langchain_graphrag_milvus.milvus.local_vectors import (
     FETCH_MAX,
@@ -33,7 +34,6 @@ from langchain_graphrag_milvus.milvus.local_vectors import (
 )
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 __all__ = ["GraphVectors"]
 
@@ -105,14 +105,14 @@ class GraphVectors:
         rows: Iterable[Mapping[str, Any]]
         fields = ("vector", *HELD_FIELDS[kind])
         if len(missing) <= FETCH_MAX:
-            rows = self.reads.fetch(kind, [key_to_id(int(k)) for k in missing], fields).values()
+            rows = self.reads.fetch(kind, keys_to_ids(missing), fields).values()
         elif not scan or self.graph_path is None:
             raise IncompleteRead(f"{len(missing)} rows to read, and no saved index to keep them in")
         else:
             scanned.append(kind)
             rows = self.reads.iterate(kind, fields)
         rows = list(rows)
-        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        keys = ids_to_keys([r["pk"] for r in rows])
         vectors = np.asarray([r["vector"] for r in rows], np.float32).reshape(len(rows), -1)
         held = encode_fields(kind, rows)
         return VectorTable.build(keys, vectors, self.local.cosine, *(held or (None, None)))
@@ -146,4 +146,4 @@ def _name_keys(names: Mapping[str, str]) -> np.ndarray:
     keys = getattr(names, "key_array", None)
     if keys is not None:
         return np.asarray(keys)
-    return np.fromiter((id_to_key(i) for i in names), np.uint64, len(names))
+    return ids_to_keys(names)

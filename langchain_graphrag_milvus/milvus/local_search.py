@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from langchain_graphrag_milvus.graph.ids import find_keys, ids_to_keys
 from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
 from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit, MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import id_to_key
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
@@ -120,13 +120,14 @@ class LocalSearch:
         """The hits with the fields the table holds."""
         out = []
         for per_query in found:
+            if not fields:
+                out.append([Hit(i, s, {"pk": i}) for i, s in per_query])
+                continue
+            assert table.fields is not None
+            positions = find_keys(table.keys, ids_to_keys([i for i, _ in per_query])).tolist()  # the table's keys
             hits = []
-            for i, s in per_query:
-                if not fields:
-                    hits.append(Hit(i, s, {"pk": i}))
-                    continue
-                assert table.fields is not None
-                row = decode_fields(kind, table.fields, int(np.searchsorted(table.keys, np.uint64(id_to_key(i)))))
+            for (i, s), at in zip(per_query, positions):
+                row = decode_fields(kind, table.fields, at)
                 hits.append(Hit(i, s, {f: row[f] for f in fields if f in row}))
             out.append(hits)
         return self.reads.layout.hits(kind, out)

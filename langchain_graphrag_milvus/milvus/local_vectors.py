@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from langchain_graphrag_milvus.graph.ids import canonical_keys, find_keys, ids_to_keys, keys_to_ids
 from langchain_graphrag_milvus.milvus.local_fields import encode_fields
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 from langchain_graphrag_milvus.text.strings import StringArray
 
 __all__ = [
@@ -128,14 +128,13 @@ class VectorTable:
         case, ``_``, spaces) is another primary key to Milvus, which no row of the table holds.
         """
         try:
-            parsed = np.fromiter((id_to_key(i) for i in ids), np.uint64, len(ids))
-        except (ValueError, TypeError, OverflowError):
+            parsed = canonical_keys(ids)
+        except TypeError:
             return None
-        if any(key_to_id(k) != i for k, i in zip(parsed.tolist(), ids)):
+        if parsed is None:
             return None
-        keys = np.unique(parsed)
-        at = np.searchsorted(self.keys, keys)
-        if len(at) and (int(at.max()) >= len(self.keys) or not bool(np.all(self.keys[at] == keys))):
+        at = find_keys(self.keys, np.unique(parsed))
+        if len(at) and int(at.min()) < 0:
             return None
         return at
 
@@ -242,7 +241,7 @@ class LocalVectors:
         rows = [r for r in rows if r.get("vector") is not None]
         if not rows:
             return
-        keys = np.fromiter((id_to_key(r["pk"]) for r in rows), np.uint64, len(rows))
+        keys = ids_to_keys([r["pk"] for r in rows])
         held = encode_fields(kind, rows)
         fields, links = held if held is not None else (None, None)
         table = VectorTable.build(keys, np.asarray([r["vector"] for r in rows], np.float32), self.cosine, fields, links)
@@ -340,7 +339,7 @@ class LocalVectors:
     ) -> list[list[tuple[str, float]]]:
         """Per query vector, ``(id, score)`` of its ``limit`` best rows (of ``rows`` if given), best first."""
         return [
-            [(key_to_id(int(table.keys[i])), float(s)) for i, s in zip(positions, scores)]
+            list(zip(keys_to_ids(table.keys[positions]), (float(s) for s in scores)))
             for positions, scores in table.top(np.asarray(queries, np.float32), limit, self.cosine, rows)
         ]
 

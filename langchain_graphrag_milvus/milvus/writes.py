@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, RemovedItems
+from langchain_graphrag_milvus.graph.ids import keys_to_ids
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import Kind
-from langchain_graphrag_milvus.text.names import key_to_id
 
 __all__ = ["StoreParts", "write_rows", "delete_rows", "apply_graph_change", "relation_row", "RELATION_ROW_FIELDS"]
 
@@ -113,7 +113,7 @@ def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedIte
     survivors = [int(k) for k in dict.fromkeys(touched) if int(k) not in gone]
     if survivors:
         idx = after.relations.lookup(np.asarray(survivors, dtype=np.uint64))
-        ids = [key_to_id(k) for k in survivors]
+        ids = keys_to_ids(survivors)
         rows = parts.reads.fetch("relations", ids, RELATION_ROW_FIELDS)
         updated = [
             relation_row(rows[rid], [after.passages.ids[p] for p in after.rel_pas.row(r).tolist()])
@@ -124,6 +124,7 @@ def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedIte
     # entities before relations: a relation row left by a crash still names its entities, so the
     # graph rebuilt from the relations finds them and a re-run deletes both (the reverse order
     # would leave entity rows that no relation names, which no re-run could find)
-    delete_rows(parts, "entities", [key_to_id(k) for k in removed.entity_keys.tolist()])
-    delete_rows(parts, "relations", [key_to_id(k) for k in removed.relation_keys.tolist()])
-    parts.graph.replace(after, removed_entities=[key_to_id(k) for k in removed.entity_keys.tolist()])
+    removed_entities = keys_to_ids(removed.entity_keys)
+    delete_rows(parts, "entities", removed_entities)
+    delete_rows(parts, "relations", keys_to_ids(removed.relation_keys))
+    parts.graph.replace(after, removed_entities=removed_entities)

@@ -22,7 +22,6 @@ from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
 from langchain_graphrag_milvus.retrieval.documents import source_label
 from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
 from langchain_graphrag_milvus.retrieval.subgraph_model import Subgraph, SubgraphEdge, SubgraphNode
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 __all__ = [
     "query_subgraph",
@@ -120,11 +119,11 @@ def _expansion(trace: dict[str, Any], display_hops: int) -> Expansion:
     view = trace.get("view")
     # the retriever's entity seeds and every entity hit with positive similarity (the "matched" column)
     hit_ids = [h.id for per in trace.get("entity_hits") or [] for h in per if h.score > 0]
-    found_e: list[int] = graph.entities.find(np.array([id_to_key(i) for i in hit_ids], np.uint64)).tolist()
+    found_e: list[int] = graph.entities.find_ids(hit_ids).tolist()
     seeds = np.array(sorted({*(trace.get("entity_seeds") or []), *(int(i) for i in found_e if i >= 0)}), np.int32)
     rel_seeds = np.empty(0, np.int32)
     if seeds.size == 0:  # no entity found: start from the relation hits
-        found = graph.relations.find(np.array([id_to_key(h.id) for h in trace["relation_hits"]], np.uint64))
+        found = graph.relations.find_ids([h.id for h in trace["relation_hits"]])
         rel_seeds = found[found >= 0][: p.relation_top_k].astype(np.int32)
     return graph.expand(
         entity_seeds=seeds,
@@ -178,7 +177,7 @@ def build_query_subgraph(
     """Nodes and edges from a retrieval's trace and Documents (see :func:`query_subgraph`)."""
     graph: GraphIndex = trace["graph"]
     exp = _expansion(trace, display_hops)
-    rel_ids = [key_to_id(k) for k in graph.relations.keys[exp.relations].tolist()]
+    rel_ids = graph.relations.ids_at(exp.relations)
     hop = dict(zip(rel_ids, (int(h) for h in exp.hops.tolist())))
     required = list(dict.fromkeys(r for d in docs for r in d.metadata.get("_relation_ids") or []))
     wanted = list(dict.fromkeys(required + rel_ids))[:MAX_TOP_K]
@@ -199,9 +198,7 @@ def build_query_subgraph(
     names = store.entity_names()
     sub = _QueryNodes(names)
     sub.query_entities(trace)
-    ent_hop = {
-        key_to_id(k): int(h) for k, h in zip(graph.entities.keys[exp.entities].tolist(), exp.entity_hops.tolist())
-    }
+    ent_hop = dict(zip(graph.entities.ids_at(exp.entities), (int(h) for h in exp.entity_hops.tolist())))
     sub.relations(shown, rows, hop, ent_hop, trace)
     sub.passages(docs, {rid: rows[rid] for rid in shown})
     settings = trace["params"].flat()  # the flat names, the ranking's own included
@@ -230,7 +227,7 @@ class _QueryNodes:
             qid = f"query_entity:{name}"
             self.add(SubgraphNode(qid, name, "query_entity"))
             for h in hits:
-                idx = int(graph.entities.find(np.array([id_to_key(h.id)], np.uint64))[0])
+                idx = int(graph.entities.find_ids([h.id])[0])
                 eid = f"entity:{h.id}"
                 if eid in self.nodes:
                     old = self.nodes[eid]

@@ -69,7 +69,6 @@ from langchain_graphrag_milvus.retrieval.stages import (
     order_from_positions,
     search_in_view,
 )
-from langchain_graphrag_milvus.text.names import key_to_id
 
 logger = logging.getLogger("langchain_graphrag_milvus")
 
@@ -276,7 +275,7 @@ def linked_relation_ids(graph: GraphIndex, exact: Sequence[int]) -> tuple[str, .
     """The ids of the relations :func:`linked_relations_filter` selects (the search's ``within``)."""
     linked = np.unique(np.asarray([int(e) for e in exact if e >= 0], np.int64))
     _, relations = gather_rows(graph.ent_rel, linked.astype(np.int32))
-    return tuple(key_to_id(k) for k in graph.relations.keys[np.unique(relations)].tolist())
+    return tuple(graph.relations.ids_at(np.unique(relations)))
 
 
 def linked_relations_filter(graph: GraphIndex, exact: Sequence[int]) -> str | None:
@@ -293,10 +292,10 @@ def linked_relations_filter(graph: GraphIndex, exact: Sequence[int]) -> str | No
     indptr = graph.ent_rel.indptr
     if int((indptr[linked + 1] - indptr[linked]).sum()) <= PK_SCOPE_MAX:
         _, relations = gather_rows(graph.ent_rel, linked.astype(np.int32))
-        keys = graph.relations.keys[np.unique(relations)].tolist()
-        if keys:
-            return expr.in_list("pk", [key_to_id(k) for k in keys])
-    ids = [key_to_id(k) for k in graph.entities.keys[linked].tolist()]
+        relation_ids = graph.relations.ids_at(np.unique(relations))
+        if relation_ids:
+            return expr.in_list("pk", relation_ids)
+    ids = graph.entities.ids_at(linked)
     return expr.any_of(expr.in_list("subject_id", ids), expr.in_list("object_id", ids))
 
 

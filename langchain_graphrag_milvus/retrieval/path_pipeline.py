@@ -59,7 +59,7 @@ from langchain_graphrag_milvus.retrieval.graph_pipeline import query_entities
 from langchain_graphrag_milvus.retrieval.linearize import PathRelation, linearize_path
 from langchain_graphrag_milvus.retrieval.params import PathParams
 from langchain_graphrag_milvus.retrieval.stages import exact_entities, search_in_view
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id, stable_id
+from langchain_graphrag_milvus.text.names import stable_id
 
 __all__ = ["PathParams", "path_pipeline", "no_path_event", "NO_PATH_EVENT"]
 
@@ -113,7 +113,7 @@ def _entity_indices(
     for name, idx in zip(names, exact):
         if idx < 0:  # no such entity: the nearest entity vector above the bar, inside the view
             per = [h for h in hits_of.get(name, []) if h.score >= min_score]
-            near = graph.entities.find(np.array([id_to_key(h.id) for h in per], np.uint64)).tolist() if per else []
+            near = graph.entities.find_ids([h.id for h in per]).tolist() if per else []
             idx = next((i for i in near if i >= 0 and (view is None or view.entities[i])), -1)
         if idx < 0:
             missing.append(name)
@@ -253,7 +253,7 @@ def _score_edges(ends: _Endpoints, results: list[tuple[tuple[str, str], PathResu
     edges = {_edge(a, b) for _, r in results for path in r.paths for a, b in itertools.pairwise(path)}
     edge_rels = {e: edge_relations(graph, *e, mask) for e in edges}
     rel_idx = sorted({r for rels in edge_rels.values() for r in rels})
-    rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
+    rel_ids = graph.relations.ids_at(rel_idx)
     chunks = [rel_ids[i : i + _SEARCH_CHUNK] for i in range(0, len(rel_ids), _SEARCH_CHUNK)]
     answers = yield from search_all(
         [Search("relations", (ends.qvec,), len(c), expr.in_list("pk", c), _RELATION_FIELDS, tuple(c)) for c in chunks]
@@ -292,13 +292,13 @@ def _documents(ends: _Endpoints, kept: Kept, scores: _EdgeScores, p: PathParams)
     endpoint_idx = sorted(
         set(ent_on_paths) | {int(x) for r in rel_on_paths for x in (graph.rel_subject[r], graph.rel_object[r])}
     )
-    ent_ids = {i: key_to_id(k) for i, k in zip(endpoint_idx, graph.entities.keys[endpoint_idx].tolist())}
+    ent_ids = dict(zip(endpoint_idx, graph.entities.ids_at(endpoint_idx)))
     names_by_id = yield from ask(EntityNames(tuple(ent_ids.values())))
     display = {i: names_by_id.get(eid) or eid for i, eid in ent_ids.items()}
     allowed = None if view is None else view.passage_ids
 
     def relation(ri: int) -> PathRelation:
-        rid = key_to_id(int(graph.relations.keys[ri]))
+        rid = graph.relations.id_at(ri)
         row = rows.get(rid, {})
         pids = [str(x) for x in row.get("passage_ids") or []]
         if allowed is not None:

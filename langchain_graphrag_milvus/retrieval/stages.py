@@ -22,7 +22,7 @@ from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
 from langchain_graphrag_milvus.retrieval.walk_params import WalkParams
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, key_to_id
+from langchain_graphrag_milvus.text.names import entity_id
 
 __all__ = [
     "Candidate",
@@ -65,7 +65,7 @@ def relation_similarities(qvec: tuple[float, ...], ids: Sequence[str], known: Se
 def _graph_indices(lookup: Any, ids: Sequence[str]) -> np.ndarray:
     if not ids:
         return np.empty(0, np.int32)
-    found: np.ndarray = lookup.find(np.array([id_to_key(i) for i in ids], dtype=np.uint64))
+    found: np.ndarray = lookup.find_ids(ids)
     return found
 
 
@@ -202,7 +202,7 @@ def similarity_ranking(
     )
     if trace is not None:
         trace["expansion"] = expansion
-    ids = [key_to_id(k) for k in graph.relations.keys[expansion.relations].tolist()]
+    ids = graph.relations.ids_at(expansion.relations)
     if not ids:
         return [], []
     hop_of = dict(zip(ids, expansion.hops.tolist()))
@@ -334,7 +334,7 @@ def _one_relation_per_passage(q: QueryHits, passage_ids: list[str]) -> Steps[lis
     if not gidx:
         return []
     rel_idx = np.unique(np.concatenate([graph.pas_rel.row(g) for g in gidx]))[:MAX_TOP_K]
-    rel_ids = [key_to_id(k) for k in graph.relations.keys[rel_idx].tolist()]
+    rel_ids = graph.relations.ids_at(rel_idx)
     hits = yield from relation_similarities(q.qvec, rel_ids, q.relation_hits)
     entity_passages: dict[int, set[str]] = {}
     for g in gidx:

@@ -14,14 +14,12 @@ import asyncio
 from importlib import resources
 from typing import Any
 
-import numpy as np
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
 from langchain_graphrag_milvus.errors import UnknownIdError
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.server.state import ServerState
-from langchain_graphrag_milvus.text.names import key_to_id
 
 __all__ = ["add_routes", "page"]
 
@@ -47,7 +45,7 @@ class _Reader:
         if self.view is None:
             return None
         graph = self.store.graph
-        return {key_to_id(k) for k in graph.entities.keys[np.flatnonzero(self.view.entities)].tolist()}
+        return set(graph.entities.ids_at(self.view.entities))
 
     def passages(self, ids: list[str]) -> list[str]:
         return ids if self.view is None else [p for p in ids if p in self.view.passage_ids]

@@ -3,7 +3,8 @@
 A store keeps the name of every entity (the offline linker, the subgraph pictures and the
 browse page read them). As a dict of 16-hex-digit ids to strings that is ~115 bytes per
 entity; :class:`NameMap` keeps the integer behind each id (8 bytes: the ids are the
-entities' uint64 graph keys written in hex, :func:`~.names.key_to_id`) and the names in a
+entities' uint64 graph keys written in hex, converted only by the id border
+:mod:`langchain_graphrag_milvus.graph.ids`) and the names in a
 :class:`~.strings.StringArray` (their UTF-8 bytes, a newline and a 4-byte offset), ~30
 bytes per entity in all. It is a ``Mapping[str, str]`` in insertion order, equal to the
 dict it replaces; writes make new maps (:meth:`NameMap.merged`, :meth:`NameMap.without`,
@@ -20,20 +21,16 @@ Example:
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 
 import numpy as np
 import numpy.typing as npt
 
+from langchain_graphrag_milvus.graph.ids import canonical_key, canonical_keys, find_keys, keys_to_ids, row_of_key
 from langchain_graphrag_milvus.text.strings import StringArray
 
 __all__ = ["NameMap"]
 
-_HEX = re.compile(r"(?:[0-9a-f]{16}\n)*")
-_NIBBLE = np.full(256, 255, np.uint8)
-_NIBBLE[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 _CHUNK = 4096
 
 
@@ -71,14 +68,9 @@ class NameMap(Mapping[str, str]):
     def from_items(cls, items: Iterable[tuple[str, str]] | dict[str, str]) -> NameMap:
         """The map of ``(id, name)`` pairs or of a dict (a repeated id keeps its first place and its last name)."""
         as_dict: dict[str, str] = items if isinstance(items, dict) else dict(items)
-        ids = list(as_dict)
-        joined = "\n".join(ids) + "\n" if ids else ""
-        if len(joined) != 17 * len(ids) or not _HEX.fullmatch(joined):
+        keys = canonical_keys(list(as_dict))
+        if keys is None:
             return cls(None, StringArray.from_strings(as_dict.values()), dict(as_dict))
-        digits = _NIBBLE[np.frombuffer(joined.encode("ascii"), np.uint8).reshape(-1, 17)[:, :16]].astype(np.uint64)
-        keys = np.zeros(len(ids), np.uint64)
-        for j in range(16):
-            keys = (keys << np.uint64(4)) | digits[:, j]
         return cls(keys, StringArray.from_strings(as_dict.values()))
 
     @classmethod
@@ -134,28 +126,8 @@ class NameMap(Mapping[str, str]):
         """The position of ``entity_id`` in insertion order, or None."""
         if self._plain is not None:
             raise TypeError("this name map has ids that are not uint64 keys")
-        if not isinstance(entity_id, str) or len(entity_id) != 16:
-            return None
-        try:
-            key = int(entity_id, 16)
-        except ValueError:
-            return None
-        row = self._row_of_key(key)
-        if row is None or format(key, "016x") != entity_id:  # "0x..", "_", upper case: not this package's ids
-            return None
-        return row
-
-    def _row_of_key(self, key: int) -> int | None:
-        if self._sorted is not None:
-            j = bisect.bisect_left(self._sorted, key)
-            return j if j < len(self._sorted) and self._sorted[j] == key else None
-        assert self._order is not None
-        j = int(np.searchsorted(self._keys, np.uint64(key), sorter=self._order))
-        if j < len(self._order):
-            row = int(self._order[j])
-            if int(self._keys[row]) == key:
-                return row
-        return None
+        key = canonical_key(entity_id)  # "0x..", "_", upper case: not this package's ids
+        return None if key is None else row_of_key(self._keys, key, self._order, self._sorted)
 
     def __getitem__(self, entity_id: str) -> str:
         if self._plain is not None:
@@ -175,7 +147,7 @@ class NameMap(Mapping[str, str]):
             yield from self._plain
             return
         for a in range(0, len(self._keys), _CHUNK):
-            yield from (format(k, "016x") for k in self._keys[a : a + _CHUNK].tolist())
+            yield from keys_to_ids(self._keys[a : a + _CHUNK])
 
     def items(self) -> ItemsView[str, str]:
         """``(id, name)`` pairs in insertion order (decoded a few thousand at a time)."""
@@ -216,16 +188,10 @@ class NameMap(Mapping[str, str]):
 
     def rows_of_keys(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """The position of each uint64 key (-1 where absent), vectorised."""
-        query = np.asarray(keys, np.uint64).reshape(-1)
-        if self._plain is not None or not len(self._keys) or not len(query):
-            if self._plain is not None:
-                where = {eid: i for i, eid in enumerate(self._plain)}
-                return np.array([where.get(format(int(k), "016x"), -1) for k in query.tolist()], np.int64)
-            return np.full(len(query), -1, np.int64)
-        j = np.searchsorted(self._keys, query, sorter=self._order)
-        j = np.minimum(j, len(self._keys) - 1)
-        rows = self._order[j].astype(np.int64) if self._order is not None else j.astype(np.int64)
-        return np.asarray(np.where(self._keys[rows] == query, rows, -1), np.int64)
+        if self._plain is not None:
+            where = {eid: i for i, eid in enumerate(self._plain)}
+            return np.array([where.get(eid, -1) for eid in keys_to_ids(keys)], np.int64)
+        return find_keys(self._keys, keys, self._order)
 
     def names_of_keys(self, keys: npt.ArrayLike) -> list[str | None]:
         """The name of each uint64 key (None where absent)."""

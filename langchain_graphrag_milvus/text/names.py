@@ -11,7 +11,9 @@ Entity names are normalised so that surface variants become one node:
 display name kept is the first cleaned form seen.
 
 Ids are 16 lowercase hex digits (64 bits of BLAKE2b) of the normalised parts, so
-ingesting the same data twice produces the same ids and adds nothing.
+ingesting the same data twice produces the same ids and adds nothing. The graph keys
+entities and relations by the integers these digits spell; the one place that converts
+(id ↔ key ↔ graph row) is :mod:`langchain_graphrag_milvus.graph.ids`.
 
 Example:
     >>> entity_key("  Leonhard\u00a0EULER ")
@@ -35,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Any
 
 __all__ = [
     "clean_text",
@@ -45,8 +48,6 @@ __all__ = [
     "relation_text",
     "stable_id",
     "content_hash",
-    "id_to_key",
-    "key_to_id",
 ]
 
 _WS = re.compile(r"\s+")
@@ -114,11 +115,21 @@ def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def id_to_key(node_id: str) -> int:
-    """The unsigned 64-bit integer behind a 16-hex-digit id."""
-    return int(node_id, 16)
+_MOVED = {"id_to_key", "key_to_id"}
 
 
-def key_to_id(key: int) -> str:
-    """Inverse of :func:`id_to_key`."""
-    return format(int(key), "016x")
+def __getattr__(name: str) -> Any:
+    """``id_to_key`` / ``key_to_id``: moved to the id border :mod:`langchain_graphrag_milvus.graph.ids` (deprecated)."""
+    if name in _MOVED:
+        import warnings
+
+        from langchain_graphrag_milvus.graph import ids
+
+        warnings.warn(
+            f"langchain_graphrag_milvus.text.names.{name} is deprecated: "
+            f"use langchain_graphrag_milvus.graph.ids.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(ids, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,9 +18,9 @@ import pytest
 from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.graph import persist
+from langchain_graphrag_milvus.graph.ids import key_to_id
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
-from langchain_graphrag_milvus.text.names import key_to_id
 
 from ..fakes import LexicalEmbeddings
 

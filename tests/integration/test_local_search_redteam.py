@@ -17,7 +17,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.datasets import nano_dataset
-from langchain_graphrag_milvus.text.names import key_to_id
+from langchain_graphrag_milvus.graph.ids import key_to_id
 
 from ..fakes import LexicalEmbeddings
 from .test_local_search import MORE, QUERIES, _milvus, _mode, assert_same_as_milvus

@@ -228,7 +228,7 @@ def _view_names(store: MilvusGraphStore, tenant: str) -> tuple[list[str], list[s
     """Entity names and relation texts inside a tenant's view, sorted."""
     view = store.graph_view(f'tenant == "{tenant}"')
     graph, names = store.graph, store.entity_names()
-    from langchain_graphrag_milvus.text.names import key_to_id
+    from langchain_graphrag_milvus.graph.ids import key_to_id
 
     entities = sorted(names[key_to_id(int(k))] for k in graph.entities.keys[view.entities])
     rel_ids = [key_to_id(int(k)) for k in graph.relations.keys[view.relations]]
@@ -386,7 +386,8 @@ def test_a_new_partitioned_store_keeps_rows_per_tenant(make_store) -> None:
 
 
 def test_synonyms_stay_inside_a_tenant(make_store) -> None:
-    from langchain_graphrag_milvus.text.names import entity_id, key_to_id
+    from langchain_graphrag_milvus.graph.ids import key_to_id
+    from langchain_graphrag_milvus.text.names import entity_id
 
     store = make_store(LexicalEmbeddings(), partition_key_field="tenant", synonym_threshold=0.8)
     store.add_documents([

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from langchain_graphrag_milvus.errors import InvalidIdError
+from langchain_graphrag_milvus.graph.ids import id_to_key
 from langchain_graphrag_milvus.ingest.plan import (
     classify,
     links_by_passage,
@@ -18,7 +19,7 @@ from langchain_graphrag_milvus.ingest.records import PassageRecord
 from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, relation_id
+from langchain_graphrag_milvus.text.names import entity_id, relation_id
 
 
 def _record(pid: str, text: str, triplets: list[tuple[str, str, str]], **metadata: str) -> PassageRecord:

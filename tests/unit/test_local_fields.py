@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ids import id_to_key, key_to_id
 from langchain_graphrag_milvus.milvus.local_fields import (
     decode_fields,
     encode_fields,
@@ -15,7 +16,6 @@ from langchain_graphrag_milvus.milvus.local_fields import (
     links_checksum,
 )
 from langchain_graphrag_milvus.milvus.local_vectors import LocalVectors, VectorTable
-from langchain_graphrag_milvus.text.names import id_to_key, key_to_id
 
 PIDS = st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=5, unique=True)
 

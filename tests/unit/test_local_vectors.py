@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_graphrag_milvus.graph.ids import key_to_id
 from langchain_graphrag_milvus.milvus.local_vectors import (
     IncompleteRead,
     LocalVectors,
     VectorTable,
     local_vectors_for,
 )
-from langchain_graphrag_milvus.text.names import key_to_id
 
 
 def _table(keys: list[int], dim: int = 4, seed: int = 0, cosine: bool = True) -> VectorTable:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex, aggregated_index
+from langchain_graphrag_milvus.graph.ids import id_to_key
 from langchain_graphrag_milvus.milvus.reads import Hit
 from langchain_graphrag_milvus.retrieval.documents import (
     NO_GRAPH_EVENT,
@@ -37,7 +38,7 @@ from langchain_graphrag_milvus.retrieval.graph_pipeline import PASSAGE_FIELDS, g
 from langchain_graphrag_milvus.retrieval.params import PathParams, RetrievalParams
 from langchain_graphrag_milvus.retrieval.path_pipeline import NO_PATH_EVENT, path_pipeline
 from langchain_graphrag_milvus.retrieval.stages import RELATION_FIELDS, relation_similarities
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, relation_id, relation_text
+from langchain_graphrag_milvus.text.names import entity_id, relation_id, relation_text
 
 from .scripted import Step, run_script
 

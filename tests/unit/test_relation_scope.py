@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ids import key_to_id
 from langchain_graphrag_milvus.retrieval import graph_pipeline
 from langchain_graphrag_milvus.retrieval.graph_pipeline import linked_relations_filter
-from langchain_graphrag_milvus.text.names import key_to_id
 
 
 def graph_of(pairs: list[tuple[int, int]]) -> GraphIndex:

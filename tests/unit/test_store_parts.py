@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.graph.ids import id_to_key
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache, GraphDelta
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
 from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.store import MilvusGraphStore
-from langchain_graphrag_milvus.text.names import entity_id, id_to_key, relation_id
+from langchain_graphrag_milvus.text.names import entity_id, relation_id
 
 
 def _cache(tmp_path) -> GraphCache[list[str]]:
