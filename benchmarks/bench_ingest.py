@@ -102,11 +102,20 @@ def read_rows(dataset: str, graph: str) -> list[dict[str, Any]]:
     return rows
 
 
+def passage_text(row: dict[str, Any]) -> str:
+    """The text the store embeds for a record: ``title + "\n" + text`` (``ingest/records.py``)."""
+    title = row.get("title")
+    return f"{title}\n{row['text']}" if isinstance(title, str) and title.strip() else str(row["text"])
+
+
 def plain_load(emb: Embeddings, rows: Sequence[dict[str, Any]], uri: str) -> float:
-    """Seconds of ``Milvus.from_texts`` of the passages into a new Lite file (langchain-milvus alone)."""
+    """Seconds of ``Milvus.from_texts`` of the passages into a new Lite file (langchain-milvus alone).
+
+    The same texts the graph store embeds for its passages (title and text), so both embed the same.
+    """
     from langchain_milvus import Milvus
 
-    texts = [str(r["text"]) for r in rows]
+    texts = [passage_text(r) for r in rows]
     metadatas = [{"source": str(r["id"]), "title": str(r.get("title", ""))} for r in rows]
     started = time.perf_counter()
     store = Milvus.from_texts(
@@ -133,7 +142,7 @@ def graph_load(emb: RecordingEmbeddings, rows: Sequence[dict[str, Any]], uri: st
     report = store.add_records([dict(r) for r in rows])
     seconds = time.perf_counter() - started
     embed_seconds = emb.seconds()
-    passages = {str(r["text"]) for r in rows}
+    passages = {str(r["text"]) for r in store.reads.iterate("passages", ("text",))}  # as the store wrote them
     names = set(store.entity_names().values())
     counts = {"passages": 0, "entities": 0, "relations": 0}
     kinds: dict[str, set[str]] = {k: set() for k in counts}
