@@ -73,7 +73,7 @@ class RecordingEmbeddings(Embeddings):
 
 
 class TimedExtractor:
-    """A runnable wrapper that adds up the seconds of the extractor's calls (``batch`` and ``invoke``)."""
+    """A wrapper that adds up the seconds of the extractor's calls (``extract_many``, ``invoke``, ``batch``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -81,7 +81,7 @@ class TimedExtractor:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
-        if name not in ("invoke", "batch", "ainvoke", "abatch"):
+        if name not in ("invoke", "batch", "ainvoke", "abatch", "extract_many"):
             return attr
 
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -167,10 +167,10 @@ def graph_load(emb: RecordingEmbeddings, rows: Sequence[dict[str, Any]], uri: st
     }  # fmt: skip
 
 
-def run_set(emb: RecordingEmbeddings, spec: str, rounds: int, work: Path) -> dict[str, Any]:
-    """Rounds of plain and graph loads of one set, alternating which goes first."""
+def run_set(emb: RecordingEmbeddings, spec: str, rounds: int, work: Path, limit: int | None = None) -> dict[str, Any]:
+    """Rounds of plain and graph loads of one set, alternating which goes first (``limit``: the first passages)."""
     dataset, _, graph = spec.partition(":")
-    rows = read_rows(dataset, graph or "given")
+    rows = read_rows(dataset, graph or "given")[:limit]
     plain: list[float] = []
     graphs: list[dict[str, Any]] = []
     for i in range(rounds):
@@ -218,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="+", default=["musique100:given", "hotpotqa100:offline"])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--limit", type=int, help="smoke runs: only the first N passages of each set")
     args = parser.parse_args(argv)
     from langchain_graphrag_milvus.embeddings import LocalMiniLMEmbeddings
 
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_ingest_") as tmp:
         for spec in args.sets:
-            results.append(run_set(emb, spec, args.rounds, Path(tmp)))
+            results.append(run_set(emb, spec, args.rounds, Path(tmp), args.limit))
             print(report(results), flush=True)  # noqa: T201
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
