@@ -1,13 +1,13 @@
 """A first load into empty collections: what it wrote, known in memory instead of asked of Milvus.
 
 An ingest that starts on collections that do not exist or hold no row (checked once, with
-``count(*)``, before the first chunk) cannot meet a row it did not write itself. So each
-chunk's "does this exist" reads are answered from memory:
+``count(*)``, before the first batch) cannot meet a row it did not write itself. So each
+batch's "does this exist" reads are answered from memory:
 
 * passages: never asked (the load's passage ids are unique: a repeated id is skipped
-  before it reaches a chunk, as on every ingest);
+  before it reaches a batch, as on every ingest);
 * entities: the ids this load wrote (a set);
-* relations: the ids this load wrote; only the rows of those a later chunk states again
+* relations: the ids this load wrote; only the rows of those a later batch states again
   are fetched (their stored passage lists and vectors are needed to add links).
 
 Other writers: the "empty" decision is taken under the write lease
@@ -15,7 +15,7 @@ Other writers: the "empty" decision is taken under the write lease
 load that found no collections takes the lease when it creates them and counts again: if
 another writer filled them meanwhile it raises :class:`~langchain_graphrag_milvus.errors.ConcurrentWriteError`
 before writing anything. A load whose collections were created by another writer after
-it decided takes the lease before its first chunk reads anything and, if rows exist by
+it decided takes the lease before its first batch reads anything and, if rows exist by
 then, turns the bulk load off (:attr:`BulkLoad.active`): it plans from reads like any
 other ingest. A crash mid-load leaves non-empty collections; the re-run sees them and
 takes the checked path, which completes what is missing row by row.
@@ -67,6 +67,6 @@ class BulkLoad:
         return [i for i in ids if i in written]
 
     def record(self, entities: Iterable[str], relations: Iterable[str]) -> None:
-        """Record the ids of a chunk's rows once they are written."""
+        """Record the ids of a batch's rows once they are written."""
         self.entity_ids.update(entities)
         self.relation_ids.update(relations)

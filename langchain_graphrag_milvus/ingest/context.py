@@ -55,7 +55,7 @@ class IngestContext:
         synonym_threshold: Link new entities to entities embedding at least this close (None: no).
         synonym_top_k: At most this many synonym links per entity.
         source_field: The metadata key naming a document's source.
-        bulk_load: A load that starts on empty (or missing) collections skips the per-chunk
+        bulk_load: A load that starts on empty (or missing) collections skips the per-batch
             "does this exist" reads and keeps the graph it builds in memory
             (:mod:`~langchain_graphrag_milvus.ingest.bulk`); False: always read.
         known_vectors: Text → vector read from rows an upsert is about to delete

@@ -1,6 +1,6 @@
 """Ingestion: records → normalised entities and relations → embeddings → Milvus → graph.
 
-Per chunk of passages (:mod:`langchain_graphrag_milvus.ingest.chunk`):
+Per batch of passages (:mod:`langchain_graphrag_milvus.ingest.batch`):
 
 1. validate records (malformed triplets skipped and counted, or raised with ``strict``);
 2. ask Milvus which passages exist already and whether their content changed;
@@ -31,8 +31,8 @@ from langchain_core.runnables import Runnable
 from tqdm.auto import tqdm
 
 from langchain_graphrag_milvus.errors import MalformedRecordError, MalformedTripletError
+from langchain_graphrag_milvus.ingest.batch import ingest_batch
 from langchain_graphrag_milvus.ingest.bulk import BulkLoad, starts_empty
-from langchain_graphrag_milvus.ingest.chunk import ingest_chunk
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.records import (
     PassageRecord,
@@ -57,7 +57,7 @@ __all__ = [
     "record_from_document",
 ]
 
-CHUNK_PASSAGES = 256
+BATCH_PASSAGES = 256
 
 
 def _progress(total: int | None, show: bool | None, desc: str) -> Any:
@@ -83,10 +83,10 @@ def _collect(
     parts = ctx.parts
     bulk = BulkLoad() if ctx.bulk_load and starts_empty(parts.connection, parts.reads, parts.graph.loaded) else None
     try:
-        _chunks(ctx, records, report, state, total, show_progress, strict, extractor, bulk)
+        _batches(ctx, records, report, state, total, show_progress, strict, extractor, bulk)
     except BaseException:
         if bulk is not None and state.get("bumped"):
-            ctx.parts.graph.forget()  # a failed chunk may be half written: the next query rebuilds
+            ctx.parts.graph.forget()  # a failed batch may be half written: the next query rebuilds
         raise
     if state.get("bumped"):
         ctx.parts.graph.persist()
@@ -98,7 +98,7 @@ def _collect(
     return report
 
 
-def _chunks(
+def _batches(
     ctx: IngestContext,
     records: Iterable[PassageRecord],
     report: IngestReport,
@@ -109,9 +109,9 @@ def _chunks(
     extractor: Runnable[str, Any] | None,
     bulk: BulkLoad | None,
 ) -> None:
-    """Ingest the records chunk by chunk (a repeated passage id is skipped and counted)."""
+    """Ingest the records batch by batch (a repeated passage id is skipped and counted)."""
     seen_ids: set[str] = set()
-    chunk: list[PassageRecord] = []
+    batch: list[PassageRecord] = []
     with _progress(total, show_progress, "Ingesting") as bar:
         for record in records:
             if record.id in seen_ids:
@@ -119,14 +119,14 @@ def _chunks(
                 report._problem(Problem(record.id, "duplicate passage id in this ingest; kept the first"))
                 continue
             seen_ids.add(record.id)
-            chunk.append(record)
-            if len(chunk) >= CHUNK_PASSAGES:
-                ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict, bulk=bulk)
-                bar.update(len(chunk))
-                chunk = []
-        if chunk:
-            ingest_chunk(ctx, chunk, report, state, extractor=extractor, strict=strict, bulk=bulk)
-            bar.update(len(chunk))
+            batch.append(record)
+            if len(batch) >= BATCH_PASSAGES:
+                ingest_batch(ctx, batch, report, state, extractor=extractor, strict=strict, bulk=bulk)
+                bar.update(len(batch))
+                batch = []
+        if batch:
+            ingest_batch(ctx, batch, report, state, extractor=extractor, strict=strict, bulk=bulk)
+            bar.update(len(batch))
 
 
 ParseFn = Callable[[Any, list[Problem]], PassageRecord]

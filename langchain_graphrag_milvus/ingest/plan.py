@@ -1,9 +1,9 @@
-"""What one chunk of an ingest writes, computed from its records and the rows already stored (no I/O).
+"""What one batch of an ingest writes, computed from its records and the rows already stored (no I/O).
 
 :func:`classify` sorts passages into new, changed and unchanged; :func:`triplet_rows`
 merges the triplets of the passages to write into entities and relations;
 :func:`plan_writes` says which of those are new and which stored relations gain passage
-links; the ``*_rows`` functions build the rows. :mod:`.chunk` does the reading and the
+links; the ``*_rows`` functions build the rows. :mod:`.batch` does the reading and the
 writing around them.
 """
 
@@ -24,7 +24,7 @@ from langchain_graphrag_milvus.text.names import entity_id, relation_id, relatio
 
 __all__ = [
     "PlannedRelation",
-    "ChunkPlan",
+    "BatchPlan",
     "Classified",
     "classify",
     "triplet_rows",
@@ -39,7 +39,7 @@ __all__ = [
 
 @dataclass
 class PlannedRelation:
-    """A relation stated by the passages of a chunk."""
+    """A relation stated by the passages of a batch."""
 
     text: str
     subject_id: str
@@ -86,7 +86,7 @@ def links_by_passage(relations: Mapping[str, PlannedRelation]) -> dict[str, set[
 
 @dataclass
 class Classified:
-    """A chunk's passages: to write (new or changed), the changed ones, and the stored rows kept."""
+    """A batch's passages: to write (new or changed), the changed ones, and the stored rows kept."""
 
     to_write: list[PassageRecord] = field(default_factory=list)
     changed: list[PassageRecord] = field(default_factory=list)
@@ -135,8 +135,8 @@ def classify(
 
 
 @dataclass
-class ChunkPlan:
-    """What is new in Milvus for a chunk, and stored relations that gain passage links.
+class BatchPlan:
+    """What is new in Milvus for a batch, and stored relations that gain passage links.
 
     ``linked`` maps a relation id to its stored row (the fields of
     :data:`~langchain_graphrag_milvus.milvus.writes.RELATION_ROW_FIELDS`) and its new
@@ -154,7 +154,7 @@ def plan_writes(
     relations: Mapping[str, PlannedRelation],
     old_entities: Mapping[str, Any],
     old_relations: Mapping[str, dict[str, Any]],
-) -> ChunkPlan:
+) -> BatchPlan:
     """New entities and relations, and stored relations gaining links (given the stored rows)."""
     linked = {}
     dropped = 0
@@ -167,7 +167,7 @@ def plan_writes(
                 linked[rid] = (old_rel, stored + extra)  # capped (and counted) when written
             elif extra:
                 dropped += len(extra)
-    return ChunkPlan(
+    return BatchPlan(
         {eid: name for eid, name in entities.items() if eid not in old_entities},
         {rid: rel for rid, rel in relations.items() if rid not in old_relations},
         linked,
@@ -208,7 +208,7 @@ def entity_rows(
     ]
 
 
-def relation_rows(plan: ChunkPlan, vectors: Mapping[str, list[float]], report: IngestReport) -> list[dict[str, Any]]:
+def relation_rows(plan: BatchPlan, vectors: Mapping[str, list[float]], report: IngestReport) -> list[dict[str, Any]]:
     """Rows of the new relations, then of the stored ones gaining links (links capped and counted)."""
     rows: list[dict[str, Any]] = [
         {

@@ -26,7 +26,7 @@ __all__ = ["ExistingPassageLayout", "ExistingCollectionConnection", "GRAPH_KINDS
 #: The collections an existing-collection store creates and owns.
 GRAPH_KINDS: tuple[Kind, ...] = ("entities", "relations")
 _SCALARS = {"VARCHAR", "INT8", "INT16", "INT32", "INT64", "FLOAT", "DOUBLE", "BOOL", "JSON", "ARRAY"}
-_CHUNK = 512
+_PAGE = 512
 
 
 class ExistingPassageLayout(RowLayout):
@@ -40,8 +40,8 @@ class ExistingPassageLayout(RowLayout):
             key and text, plus dynamic fields).
     """
 
-    fetch_chunk = _CHUNK
-    view_chunk = _CHUNK
+    fetch_page = _PAGE
+    view_page = _PAGE
 
     def __init__(
         self,

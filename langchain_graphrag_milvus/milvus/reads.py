@@ -155,7 +155,7 @@ class MilvusReads(StoreReads):
     def _fetch_requests(
         self, kind: Kind, unique: Sequence[str], output_fields: Sequence[str] | None, filter_expr: str | None
     ) -> list[dict[str, Any]]:
-        step = self.layout.fetch_chunk
+        step = self.layout.fetch_page
         return [
             {
                 "collection_name": self.connection.collection_name(kind),
@@ -219,7 +219,7 @@ class MilvusReads(StoreReads):
     def matching_passages(self, ids: Sequence[str], filter_expr: str) -> list[str]:
         """Those of ``ids`` whose passages match ``filter_expr`` (read with ``"Strong"`` consistency).
 
-        Asked in chunks of known ids: pymilvus' ``query_iterator`` pages with an unescaped
+        Asked in pages of known ids: pymilvus' ``query_iterator`` pages with an unescaped
         ``pk > "<last id>"``, which breaks on passage ids containing quotes, so it is not
         used for user-chosen ids.
         """
@@ -233,17 +233,17 @@ class MilvusReads(StoreReads):
         Read as :meth:`matching_passages` reads; ``field=None``: the values are None.
         """
         self.connection.check_open()
-        layout, step = self.layout, self.layout.view_chunk
+        layout, step = self.layout, self.layout.view_page
         key = layout.key_field("passages")
         fields = [key] if field is None else list(dict.fromkeys([key, field]))
         matched: list[tuple[str, Any]] = []
         for i in range(0, len(ids), step):
-            chunk = [str(x) for x in ids[i : i + step]]
+            page = [str(x) for x in ids[i : i + step]]
             rows = self.connection.client.query(
                 self.connection.collection_name("passages"),
-                filter=expr.and_all(layout.pk_filter("passages", chunk), filter_expr),
+                filter=expr.and_all(layout.pk_filter("passages", page), filter_expr),
                 output_fields=fields,
-                limit=len(chunk),
+                limit=len(page),
                 timeout=self.connection.timeout,
                 consistency_level="Strong",
             )

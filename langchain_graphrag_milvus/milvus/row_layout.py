@@ -19,8 +19,8 @@ from langchain_graphrag_milvus.milvus.schema import Kind
 
 __all__ = ["RowLayout"]
 
-_FETCH_CHUNK = 512
-_VIEW_CHUNK = 2048
+_FETCH_PAGE = 512
+_VIEW_PAGE = 2048
 #: What ``fetch(kind, ids, None)`` returns: every stored field but the vector.
 _ALL_FIELDS: dict[str, tuple[str, ...]] = {
     "entities": ("text", "synonym_ids"),
@@ -42,9 +42,9 @@ class RowLayout:
     """
 
     #: Ids per query of a fetch.
-    fetch_chunk = _FETCH_CHUNK
+    fetch_page = _FETCH_PAGE
     #: Ids per query when matching the graph's passages against a filter.
-    view_chunk = _VIEW_CHUNK
+    view_page = _VIEW_PAGE
 
     def __init__(self, partition_key_field: str | None = None) -> None:
         self.partition_key_field = partition_key_field

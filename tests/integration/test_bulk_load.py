@@ -70,7 +70,7 @@ def checked(store: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load_module, "CHUNK_PASSAGES", 2)
+    monkeypatch.setattr(load_module, "BATCH_PASSAGES", 2)
 
 
 def spy_fetches(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:

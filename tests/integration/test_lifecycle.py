@@ -122,10 +122,10 @@ def test_a_crash_at_any_step_is_completed_by_rerunning(make_store, monkeypatch, 
         if step == "embed":
             patch.setattr(store.embedding, "embed_documents", crash)
         elif step == "delete":  # the unlink of what the changed d1 no longer states
-            import langchain_graphrag_milvus.ingest.chunk as chunk_module
+            import langchain_graphrag_milvus.ingest.batch as batch_module
             import langchain_graphrag_milvus.ingest.updates as lifecycle_module
 
-            for module in (writes_module, chunk_module, lifecycle_module):
+            for module in (writes_module, batch_module, lifecycle_module):
                 patch.setattr(module, "apply_graph_change", crash)
         else:
             original = writes_module.write_rows
@@ -135,9 +135,9 @@ def test_a_crash_at_any_step_is_completed_by_rerunning(make_store, monkeypatch, 
                     raise RuntimeError(f"simulated crash at {step}")
                 return original(store_, kind_, rows, existing)
 
-            import langchain_graphrag_milvus.ingest.chunk as chunk_module
+            import langchain_graphrag_milvus.ingest.batch as batch_module
 
-            patch.setattr(chunk_module, "write_rows", failing)
+            patch.setattr(batch_module, "write_rows", failing)
         with pytest.raises(RuntimeError, match="simulated crash"):
             store.add_documents(V1)
             store.upsert_documents([doc("d1", "Ada met Bob again.", [["Ada", "met", "Bob"], ["Ada", "met", "Hal"]])])

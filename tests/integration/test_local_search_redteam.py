@@ -425,7 +425,7 @@ def test_an_index_saved_by_a_store_opened_with_another_metric(tmp_path: Path) ->
 
 
 def test_a_first_load_that_fails_midway(make_store, monkeypatch) -> None:
-    monkeypatch.setattr("langchain_graphrag_milvus.ingest.load.CHUNK_PASSAGES", 2)
+    monkeypatch.setattr("langchain_graphrag_milvus.ingest.load.BATCH_PASSAGES", 2)
     store = make_store(Failing(fail_at=20), local_search=_mode(make_store), batch_size=2)
     with pytest.raises(Exception, match="embedding service down"):  # noqa: B017
         store.add_records(nano_dataset() + MORE)

@@ -1,4 +1,7 @@
-"""One chunk of an ingest: read what is stored, extract, embed, unlink, write, update the graph.
+"""One batch of an ingest: read what is stored, extract, embed, unlink, write, update the graph.
+
+A batch is the passage records written together (``load.BATCH_PASSAGES`` at a time); a chunk is a
+piece of a file's text (:mod:`.loaders`).
 
 What to write is decided by the pure functions of :mod:`.plan`; this module does the I/O
 around them, through the store's parts (:class:`~langchain_graphrag_milvus.ingest.context.IngestContext`).
@@ -17,7 +20,7 @@ from langchain_graphrag_milvus.ingest.bulk import BulkLoad
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.extract import extract_records
 from langchain_graphrag_milvus.ingest.plan import (
-    ChunkPlan,
+    BatchPlan,
     PlannedRelation,
     classify,
     entity_rows,
@@ -39,7 +42,7 @@ from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_ve
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
 from langchain_graphrag_milvus.text.names import entity_id
 
-__all__ = ["ingest_chunk", "embed_texts"]
+__all__ = ["ingest_batch", "embed_texts"]
 
 
 def embed_texts(
@@ -191,8 +194,8 @@ def _plan(
     relations: dict[str, PlannedRelation],
     have_collections: bool,
     bulk: BulkLoad | None = None,
-) -> ChunkPlan:
-    """Read the stored entities and relations of the chunk (each once) and plan the writes.
+) -> BatchPlan:
+    """Read the stored entities and relations of the batch (each once) and plan the writes.
 
     In a first load (``bulk``) only the relations this load wrote already are read.
     """
@@ -208,7 +211,7 @@ def _plan(
 
 
 def _check_still_empty(ctx: IngestContext) -> None:
-    """This chunk planned on collections that did not exist: nobody may have written into them since.
+    """This batch planned on collections that did not exist: nobody may have written into them since.
 
     From here on this write holds the store's write lease (:mod:`~langchain_graphrag_milvus.milvus.write_guard`);
     if another writer created and filled the collections meanwhile, the plan (made without
@@ -222,12 +225,12 @@ def _check_still_empty(ctx: IngestContext) -> None:
     if any(ctx.parts.reads.counts().values()):
         raise ConcurrentWriteError(
             f"another writer filled the new collections under prefix {conn.collection_prefix!r} at {conn.uri!r} "
-            "while this ingest was preparing its first chunk; nothing of it was written: re-run it"
+            "while this ingest was preparing its first batch; nothing of it was written: re-run it"
         )
 
 
 def _hold_lease(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None) -> BulkLoad | None:
-    """Hold the write lease before reading what this chunk plans from; the bulk load if it still holds.
+    """Hold the write lease before reading what this batch plans from; the bulk load if it still holds.
 
     The write guard takes the lease when an operation starts, but only if the collections
     exist then (the lease is a property of the relation collection). If another writer
@@ -258,7 +261,7 @@ def _bump_once(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | None
         state["bumped"] = True
 
 
-def ingest_chunk(
+def ingest_batch(
     ctx: IngestContext,
     records: Sequence[PassageRecord],
     report: IngestReport,
@@ -268,7 +271,7 @@ def ingest_chunk(
     strict: bool = False,
     bulk: BulkLoad | None = None,
 ) -> None:
-    """One chunk: plan, embed and check, unlink what changed passages no longer state, write.
+    """One batch: plan, embed and check, unlink what changed passages no longer state, write.
 
     ``bulk``: the load started on empty collections (:mod:`.bulk`); what exists is what
     it wrote, known in memory (no passage or entity reads, relation rows read only when
@@ -334,15 +337,15 @@ def ingest_chunk(
         again = unembedded(again, pool)
         if again:
             vectors.update(embed_texts(ctx, again, report, conn.check_open()))
-    _write_chunk(ctx, [*to_write, *stored.kept], plan, vectors, sorted_.old_passages, report)
+    _write_batch(ctx, [*to_write, *stored.kept], plan, vectors, sorted_.old_passages, report)
     if bulk is not None:
         bulk.record(plan.new_entities, plan.new_relations)
 
 
-def _write_chunk(
+def _write_batch(
     ctx: IngestContext,
     to_write: Sequence[PassageRecord],
-    plan: ChunkPlan,
+    plan: BatchPlan,
     vectors: dict[str, list[float]],
     old_passages: dict[str, dict[str, Any]],
     report: IngestReport,
