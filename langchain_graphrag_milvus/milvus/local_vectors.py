@@ -200,21 +200,30 @@ class VectorTable:
 
 
 def _stale(parts: Sequence[VectorTable], target: np.ndarray, target_links: np.ndarray | None) -> np.ndarray:
-    """Keys of ``parts`` whose passage-id checksum differs from the target's, or that hold none (fields out of date)."""
+    """Keys whose last holder in ``parts`` has a passage-id checksum other than the target's, or none.
+
+    A key's last holder decides, as :meth:`VectorTable.build` keeps each key's last row: a relation
+    a write linked to one more passage is offered again with its new links, and its older copy
+    (the table's, or an earlier offer) is then replaced, not read again from Milvus.
+    """
     if target_links is None or not len(target):
         return np.zeros(0, np.uint64)
     order = np.argsort(target, kind="stable")
     sorted_target, sorted_links = target[order], np.asarray(target_links, np.uint64)[order]
     out = []
-    for p in parts:
+    later = np.zeros(0, np.uint64)  # keys held by a later part
+    for p in reversed(parts):
         if not len(p.keys):
             continue
+        last = ~np.isin(p.keys, later)
+        keys = p.keys[last]
+        later = np.union1d(later, p.keys)
         if p.links is None:  # held without fields (e.g. saved before they were): read again
-            out.append(p.keys[np.isin(p.keys, target)])
+            out.append(keys[np.isin(keys, target)])
             continue
-        at = np.minimum(np.searchsorted(sorted_target, p.keys), len(sorted_target) - 1)
-        known = sorted_target[at] == p.keys
-        out.append(p.keys[known & (sorted_links[at] != p.links)])
+        at = np.minimum(np.searchsorted(sorted_target, keys), len(sorted_target) - 1)
+        known = sorted_target[at] == keys
+        out.append(keys[known & (sorted_links[at] != p.links[last])])
     return np.unique(np.concatenate(out)) if out else np.zeros(0, np.uint64)
 
 

@@ -81,6 +81,24 @@ def test_rows_whose_passages_changed_are_read_again() -> None:
     assert again is not None and asked == [[2]]
 
 
+def test_a_row_offered_again_with_new_links_replaces_the_older_copy_unread() -> None:
+    """A write that links a relation to one more passage offers it again: nothing is read from Milvus."""
+    local = LocalVectors(cosine=True)
+    local.offer("relations", _rows(3, [["a"], ["b"], ["c"]]))
+    now = [["a"], ["b", "d"], ["c"]]
+    local.offer("relations", [_rows(3, now)[1]])  # this store's own write: the new row, with its links
+    target = (np.array([1, 2, 3], np.uint64), np.array([links_checksum(p) for p in now], np.uint64))
+    asked: list[list[int]] = []
+
+    def fetch(kind, missing, total):
+        asked.append(missing.tolist())
+        raise AssertionError("nothing should be read")
+
+    table = local.table("relations", object(), lambda: target, fetch)
+    assert table is not None and table.fields is not None and asked == []
+    assert [decode_fields("relations", table.fields, i)["passage_ids"] for i in range(3)] == now
+
+
 def test_a_table_without_fields_reads_them() -> None:
     """Rows held without fields (a table saved before fields were) are read again once."""
     local = LocalVectors(cosine=True)
