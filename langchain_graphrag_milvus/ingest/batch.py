@@ -37,7 +37,7 @@ from langchain_graphrag_milvus.ingest.reuse import StoredWork, known, reuse_stor
 from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.supplement import supplement_records
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
-from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
 from langchain_graphrag_milvus.text.names import entity_id
@@ -220,11 +220,11 @@ def _check_still_empty(ctx: IngestContext) -> None:
     Raises:
         ConcurrentWriteError: Another writer wrote into the new collections first.
     """
-    conn = ctx.parts.connection
-    conn.lease.ensure()
+    writes = ctx.parts.writes
+    writes.keep_lease()
     if any(ctx.parts.reads.counts().values()):
         raise ConcurrentWriteError(
-            f"another writer filled the new collections under prefix {conn.collection_prefix!r} at {conn.uri!r} "
+            f"another writer filled the new collections under {writes.location} "
             "while this ingest was preparing its first batch; nothing of it was written: re-run it"
         )
 
@@ -238,12 +238,7 @@ def _hold_lease(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | Non
     from what that writer left, and a first load that decided "empty" without the lease
     counts again and reads like any other ingest if rows exist now.
     """
-    lease = ctx.parts.connection.lease
-    if lease.held:
-        lease.ensure()  # renew (or raise if another writer took an expired lease over)
-        return bulk
-    lease.ensure()
-    if not lease.held:  # Milvus Lite (one process), or outside a write operation
+    if not ctx.parts.writes.keep_lease():  # renewed (or raises if another writer took it over), or none to hold
         return bulk
     if ctx.parts.graph.loaded is not None:
         ctx.parts.graph.refresh()
@@ -284,7 +279,7 @@ def ingest_batch(
     missing (or with its old hash) and completes what is missing; existing rows are
     never written twice.
     """
-    conn = ctx.parts.connection
+    conn = ctx.parts.writes
     bulk = bulk if bulk is not None and bulk.active else None
     have_collections = conn.exists()
     if have_collections:
