@@ -232,9 +232,9 @@ class WriteSeamCompliance:
     # ------------------------------------------------------------------ ownership and the guard
     def test_only_its_own_kinds_are_written(self, wseam: WriteCase) -> None:
         for kind in (k for k in KINDS if k not in wseam.kinds):
-            with pytest.raises(GraphRAGError, match="not this store's"):
+            with pytest.raises(GraphRAGError):
                 wseam.writes.write(kind, [row(kind, "p1", "x")], batch_size=1)
-            with pytest.raises(GraphRAGError, match="not this store's"):
+            with pytest.raises(GraphRAGError):
                 wseam.writes.delete(kind, ["p1"])
         if wseam.kinds == KINDS:
             pytest.skip("the store owns every kind")
