@@ -279,9 +279,9 @@ def ingest_batch(
     missing (or with its old hash) and completes what is missing; existing rows are
     never written twice.
     """
-    conn = ctx.parts.writes
+    writes = ctx.parts.writes
     bulk = bulk if bulk is not None and bulk.active else None
-    have_collections = conn.exists()
+    have_collections = writes.exists()
     if have_collections:
         bulk = _hold_lease(ctx, state, bulk)
     key = ctx.partition_key_field
@@ -289,7 +289,7 @@ def ingest_batch(
     reads_passages = have_collections and bulk is None
     old = ctx.parts.reads.fetch("passages", [r.id for r in records], fields) if reads_passages else {}
     if have_collections:
-        conn.check_open()
+        writes.check_open()
     sorted_ = classify(records, old, key, report, strict)
     stored = reuse_stored(ctx, sorted_, extractor) if reads_passages else StoredWork()
     report.passages_metadata_updated += len(stored.kept)
@@ -310,7 +310,7 @@ def ingest_batch(
     texts += [r.text for r in plan.new_relations.values()]
     pool = {**ctx.known_vectors, **stored.vectors}
     bad: dict[str, str] = {}
-    vectors = embed_texts(ctx, unembedded(texts, pool), report, conn.check_open() if have_collections else None, bad)
+    vectors = embed_texts(ctx, unembedded(texts, pool), report, writes.check_open() if have_collections else None, bad)
     vectors.update(known([*texts, *(r.text for r in stored.kept)], pool))  # re-stamped: their stored vector
     if bad:  # only the documents that need a bad vector are left out (strict: raises, nothing written)
         to_write = drop_bad_vectors(sorted_, bad, report, strict)
@@ -319,7 +319,7 @@ def ingest_batch(
         entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
         plan = _plan(ctx, entities, relations, have_collections, bulk)
     if not have_collections:
-        conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
+        writes.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
         _check_still_empty(ctx)
     _bump_once(ctx, state, bulk)
     if sorted_.changed:
@@ -331,7 +331,7 @@ def ingest_batch(
         vectors.update(known(again, pool))
         again = unembedded(again, pool)
         if again:
-            vectors.update(embed_texts(ctx, again, report, conn.check_open()))
+            vectors.update(embed_texts(ctx, again, report, writes.check_open()))
     _write_batch(ctx, [*to_write, *stored.kept], plan, vectors, sorted_.old_passages, report)
     if bulk is not None:
         bulk.record(plan.new_entities, plan.new_relations)

@@ -167,10 +167,10 @@ def passages_of_sources(
         GraphRAGError: One source has ``window`` passages or more.
     """
     scope = _tenant_filter(ctx, tenant)
-    conn = ctx.parts.writes
-    if not source_ids or not conn.exists():
+    writes = ctx.parts.writes
+    if not source_ids or not writes.exists():
         return []
-    conn.check_open()
+    writes.check_open()
     window = min(window, MAX_TOP_K)  # the most rows one query returns
     found: list[str] = []
     pending = [list(source_ids[i : i + _SOURCE_CHUNK]) for i in range(0, len(source_ids), _SOURCE_CHUNK)]

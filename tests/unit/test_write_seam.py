@@ -24,7 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.milvus.existing import ExistingCollectionConnection, ExistingPassageLayout
 from langchain_graphrag_milvus.milvus.milvus_writes import MilvusWrites
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
 from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 from langchain_graphrag_milvus.milvus.writes import StoreParts
 
@@ -147,3 +150,27 @@ def test_store_parts_hold_the_two_seams_and_milvus_writes_implement_one() -> Non
     members = {n for n, v in declared.items() if callable(v) or isinstance(v, property)}
     assert {"write", "delete", "guard", "keep_lease", "location"} <= members
     assert members <= set(vars(MilvusWrites)), members - set(vars(MilvusWrites))
+
+
+def test_milvus_writes_refuse_a_collection_the_store_does_not_own(tmp_path: Path) -> None:
+    """An existing collection's passages are the team's: refused before any Milvus call (nothing is contacted)."""
+    connection = ExistingCollectionConnection(
+        passage_collection="team_docs",
+        layout=ExistingPassageLayout("text", None, None, None),
+        uri=str(tmp_path / "unused.db"),
+        connection_args={},
+        collection_prefix="t",
+        index_params={},
+        consistency_level="Session",
+        partition_key_field=None,
+        timeout=1.0,
+    )
+    writes = MilvusWrites(connection, MilvusReads(connection, {}))
+    with pytest.raises(GraphRAGError, match="not this store's to write"):
+        writes.write("passages", [{"pk": "p1", "text": "x"}], batch_size=1)
+    with pytest.raises(GraphRAGError, match="team_docs"):
+        writes.delete("passages", ["p1"])
+    writes.write("entities", [], batch_size=1)  # nothing to write: no call either
+    writes.delete("relations", [])
+    assert writes.location == f"prefix 't' at {str(tmp_path / 'unused.db')!r}"
+    assert connection.clients._client is None  # no client was made
