@@ -132,11 +132,8 @@ class ExistingCollectionParts:
         """
         from langchain_graphrag_milvus.ingest.existing_index import index_passages
 
-        connection = self._connection
-        assert isinstance(connection, ExistingCollectionConnection)  # made by _open_connection
         return index_passages(
             self._ingest_context(),
-            connection,
             triplets=triplets,
             extractor=extractor,
             strict=strict,
