@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from langchain_graphrag_milvus import MilvusGraphStore
@@ -21,6 +22,12 @@ from langchain_graphrag_milvus.datasets import nano_dataset
 
 from .browser_pages import find_chromium
 from .fakes import LexicalEmbeddings
+
+# Property-based tests check what happens, never how fast: hypothesis' default 200 ms deadline per
+# example (and its too-slow health check) is a timing assertion that fails on a loaded machine
+# (two xdist workers and their Milvus servers on two cores). Tests may still set their own settings.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique100"
 BACKENDS = ["lite", pytest.param("server", marks=pytest.mark.server)]
