@@ -9,9 +9,11 @@ the questions to ask. After a warm-up, every question goes through the default
 ``MilvusGraphRetriever`` (k=5, no LLM); ``perf_counter`` wrappers around the package's own stage
 functions record, per query:
 
-* the pipeline's **effects** answered by the executor, top level only: the query embedding, the
-  entity linker, wave 1 (the ``Gather`` of entity, relation and passage searches and the freshness
-  check), the second wave (the passages the walk ranked that dense search did not return);
+* the pipeline's **effects** answered by the executor, top level only (a ``Gather`` named by what it
+  holds): the entity linker and the query embedding (one ``Gather`` since they overlap; before,
+  two effects), wave 1 (the ``Gather`` of entity, relation and passage searches and the freshness
+  check), the second wave (the passages the walk ranked that dense search did not return); and,
+  wherever they run, the linker's ``find`` and the embedding call;
 * inside wave 1 (on the search threads, so they overlap): the client-side scoring of the entity and
   relation tables (``LocalSearch._score``), the hits' held fields (``_held``), Milvus' searches and
   fetches (``MilvusReads``), the generation counter read (``stamp``);
@@ -86,10 +88,19 @@ def wrap(owner: Any, name: str, label: Any) -> None:
     setattr(owner, name, timed)
 
 
+def effect_label(effect: Any) -> str:
+    """``effect Search``, or ``effect Gather(LinkEntities, Embed)``: a Gather named by what it holds."""
+    inner = getattr(effect, "effects", None)
+    if inner is None:
+        return f"effect {type(effect).__name__}"
+    return f"effect Gather({', '.join(type(e).__name__ for e in inner)})"
+
+
 def install() -> None:
     """Put the timers on the package's stage functions (where the callers look them up)."""
+    from langchain_graphrag_milvus import embeddings
     from langchain_graphrag_milvus.milvus import connection, local_search, reads
-    from langchain_graphrag_milvus.retrieval import executors, graph_pipeline, stages, walk_ranking
+    from langchain_graphrag_milvus.retrieval import executors, graph_pipeline, query_entities, stages, walk_ranking
 
     answer = executors.answer_sync
 
@@ -103,9 +114,11 @@ def install() -> None:
             return answer(effect, *args, **kwargs)
         finally:
             _STATE.depth = 0
-            STAGES.add(f"effect {type(effect).__name__}", time.perf_counter() - start, time.thread_time() - cpu)
+            STAGES.add(effect_label(effect), time.perf_counter() - start, time.thread_time() - cpu)
 
     executors.answer_sync = top_level  # type: ignore[assignment]
+    wrap(query_entities.EntityLinker, "find", "  linker (find)")
+    wrap(embeddings.LocalMiniLMEmbeddings, "embed_documents", "  embedding (embed_documents)")
     wrap(local_search.LocalSearch, "_score", lambda self, kind, *a, **k: f"  local score {kind}")
     wrap(local_search.LocalSearch, "_held", lambda self, kind, *a, **k: f"  local held fields {kind}")
     wrap(local_search.LocalSearch, "_plan", "  local plan (table check)")

@@ -196,7 +196,7 @@ def personalized_pagerank(
     if total_mass > 0:
         x_nodes /= total_mass
         x_rel /= total_mass
-    x = np.concatenate([x_nodes[:n_e], x_rel, x_nodes[n_e:]]).astype(np.float32)
+    x = np.concatenate([x_nodes[:n_e], x_rel, x_nodes[n_e:]]).astype(np.float32, copy=False)
     return PPRResult(
         entity=x[:n_e],
         relation=x[n_e : n_e + n_r],
