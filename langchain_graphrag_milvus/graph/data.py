@@ -134,7 +134,7 @@ class GraphData:
         One pass over all the entities' relations and their passages (no loop per entity).
         """
         ents = np.asarray(entities, dtype=np.int64).ravel()
-        owner, rels = gather_rows(self.ent_rel, ents)  # owner: position in ``ents``
+        owner, rels = gather_rows(self.ent_rel, ents.astype(np.int32))  # owner: position in ``ents``
         if relation_mask is not None:
             allowed = np.asarray(relation_mask, dtype=bool)[rels]
             owner, rels = owner[allowed], rels[allowed]
