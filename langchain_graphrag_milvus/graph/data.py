@@ -123,13 +123,29 @@ class GraphData:
         ents, counts = np.unique(np.concatenate([self.rel_subject[rels], self.rel_object[rels]]), return_counts=True)
         return ents.astype(np.int32), counts.astype(np.int32)
 
-    def entity_passage_counts(self, entities: npt.ArrayLike) -> npt.NDArray[np.int64]:
-        """For each entity, the number of distinct passages its relations come from."""
-        out = []
-        for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
-            _, passages = gather_rows(self.rel_pas, self.ent_rel.row(ent))
-            out.append(np.unique(passages).size)
-        return np.asarray(out, dtype=np.int64)
+    def entity_passage_counts(
+        self,
+        entities: npt.ArrayLike,
+        relation_mask: npt.NDArray[np.bool_] | None = None,
+        passage_mask: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """For each entity, the number of distinct passages its relations come from (inside the masks, if given).
+
+        One pass over all the entities' relations and their passages (no loop per entity).
+        """
+        ents = np.asarray(entities, dtype=np.int64).ravel()
+        owner, rels = gather_rows(self.ent_rel, ents.astype(np.int32))  # owner: position in ``ents``
+        if relation_mask is not None:
+            allowed = np.asarray(relation_mask, dtype=bool)[rels]
+            owner, rels = owner[allowed], rels[allowed]
+        at, passages = gather_rows(self.rel_pas, rels)
+        owner = owner[at]
+        if passage_mask is not None:
+            allowed = np.asarray(passage_mask, dtype=bool)[passages]
+            owner, passages = owner[allowed], passages[allowed]
+        width = max(self.n_passages, 1)
+        pairs = np.unique(owner.astype(np.int64) * width + passages)  # each (entity, passage) once
+        return np.bincount(pairs // width, minlength=ents.size).astype(np.int64)
 
     def relation_mask_for_passages(self, allowed_passages: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Relations supported by at least one of ``allowed_passages`` (indices)."""

@@ -34,6 +34,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.sparse import csr_matrix
 
+try:  # the kernel behind ``csr_matrix @ vector``, called into a buffer the walk keeps (see _product)
+    from scipy.sparse._sparsetools import csr_matvec as _CSR_MATVEC
+except ImportError:  # pragma: no cover - a scipy without it: ``@``
+    _CSR_MATVEC = None
+
 from langchain_graphrag_milvus.graph.index import GraphIndex
 
 __all__ = ["PPRResult", "personalized_pagerank", "transition_matrices"]
@@ -191,7 +196,7 @@ def personalized_pagerank(
     if total_mass > 0:
         x_nodes /= total_mass
         x_rel /= total_mass
-    x = np.concatenate([x_nodes[:n_e], x_rel, x_nodes[n_e:]]).astype(np.float32)
+    x = np.concatenate([x_nodes[:n_e], x_rel, x_nodes[n_e:]]).astype(np.float32, copy=False)
     return PPRResult(
         entity=x[:n_e],
         relation=x[n_e : n_e + n_r],
@@ -241,19 +246,56 @@ def _sweeps(
     Gauss-Seidel sweeps on the bipartite graph: each sweep reads every edge once in
     each direction and contracts the error by damping**2 (plain power iteration
     needs two full matrix products for the same contraction).
+
+    A sweep allocates nothing: the products go into buffers made once per solve (scipy's own
+    kernel, :func:`_product`), the restart share ``(1 - damping) · s`` is computed once, and the
+    buffers of this sweep and the last are swapped. Every value is computed by the same float32
+    operations as ``(1 - damping) * s + damping * (A @ x)``, so the scores and the number of
+    sweeps are bit for bit those of that expression (``tests/unit/test_ppr.py``).
     """
     damping, tol, max_iter = setting
-    x_rel = s_rel.copy()
-    x_nodes = s_nodes.copy()
+    keep_nodes = (1.0 - damping) * s_nodes
+    keep_rel = (1.0 - damping) * s_rel
+    x_nodes, x_rel = s_nodes.copy(), s_rel.copy()
+    new_nodes, new_rel = np.empty_like(x_nodes), np.empty_like(x_rel)
+    diff_nodes, diff_rel = np.empty_like(x_nodes), np.empty_like(x_rel)
     residual = float("inf")
     iterations = 0
     for iterations in range(1, max_iter + 1):
-        new_nodes = (1.0 - damping) * s_nodes + damping * (to_nodes @ x_rel)
-        new_rel = (1.0 - damping) * s_rel + damping * (to_relations @ new_nodes)
+        _damped(to_nodes, x_rel, new_nodes, damping, keep_nodes)
+        _damped(to_relations, new_nodes, new_rel, damping, keep_rel)
         if blocked is not None:
             new_rel[blocked] = 0.0
-        residual = float(np.abs(new_nodes - x_nodes).sum() + np.abs(new_rel - x_rel).sum())
-        x_nodes, x_rel = new_nodes, new_rel
+        np.abs(np.subtract(new_nodes, x_nodes, out=diff_nodes), out=diff_nodes)
+        np.abs(np.subtract(new_rel, x_rel, out=diff_rel), out=diff_rel)
+        residual = float(diff_nodes.sum() + diff_rel.sum())
+        x_nodes, new_nodes = new_nodes, x_nodes
+        x_rel, new_rel = new_rel, x_rel
         if residual < tol:
             break
     return x_nodes, x_rel, iterations, residual
+
+
+def _damped(matrix: csr_matrix, x: F32, out: F32, damping: float, keep: F32) -> None:
+    """``out = keep + damping * (matrix @ x)``, in place (the same float32 operations, in another order of operands)."""
+    _product(matrix, x, out)
+    np.multiply(out, damping, out=out)
+    np.add(out, keep, out=out)
+
+
+def _product(matrix: csr_matrix, x: F32, out: F32) -> None:
+    """``out = matrix @ x``, written into ``out`` by scipy's own CSR kernel (what ``@`` calls after allocating).
+
+    Falls back to ``@`` when that kernel is not there (a scipy that moved it) or the types are
+    not the float32 ones the walk builds.
+    """
+    if (
+        _CSR_MATVEC is not None
+        and matrix.data.dtype == x.dtype == out.dtype == np.float32
+        and matrix.indices.dtype == matrix.indptr.dtype
+        and x.flags.c_contiguous
+    ):
+        out.fill(0.0)  # the kernel adds the row sums to what ``out`` holds
+        _CSR_MATVEC(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices, matrix.data, x, out)
+    else:
+        out[...] = matrix @ x

@@ -111,17 +111,22 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+#: The effects a sync :class:`Gather` answers concurrently: reads, the graph check, the linker and the embedding.
+_CONCURRENT = (Search, Fetch, CheckGraph, LinkEntities, Embed)
+
+
 def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callbacks: Any = None) -> list[Any]:
-    """The answers to several effects, in order; searches, fetches and graph checks run concurrently.
+    """The answers to several effects, in order; reads, graph checks, the linker and embeddings run concurrently.
 
     Each Milvus read is one gRPC round trip and pymilvus' client is thread-safe, so the
     independent reads of a :class:`Gather` overlap (the first in the calling thread, the
-    others in a small shared pool), as ``asyncio.gather`` overlaps them under ``ainvoke``.
+    others in a small shared pool), as ``asyncio.gather`` overlaps them under ``ainvoke``;
+    so do the offline linker (CPU, in the calling thread when first) and the query's embedding.
     Every read is waited for; then the first failure *in the effects' order* is raised
     as it was (the same error a one-by-one answer raises first). Other effects are
     answered one by one.
     """
-    if len(effects) < 2 or not all(isinstance(e, (Search, Fetch, CheckGraph)) for e in effects):
+    if len(effects) < 2 or not all(isinstance(e, _CONCURRENT) for e in effects):
         return [answer_sync(e, store, callbacks) for e in effects]
     futures = [_pool().submit(answer_sync, e, store, callbacks) for e in effects[1:]]
     answers: list[Any] = []

@@ -78,6 +78,7 @@ __all__ = [
     "graph_pipeline",
     "naive_pipeline",
     "first_searches",
+    "names_and_query_vector",
     "relation_scope",
     "rerank",
     "query_entities",
@@ -146,10 +147,10 @@ def graph_pipeline(
     """
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    names = yield from query_entities(
-        query, p.entities, entity_extractor, timeout=p.extractor_timeout, filter_expr=p.filter
+    names, early = yield from names_and_query_vector(query, p, entity_extractor, overlap=trace is None)
+    q = yield from first_searches(
+        query, names, p, with_reranker=reranker is not None, all_entities=trace is not None, query_vectors=early
     )
-    q = yield from first_searches(query, names, p, with_reranker=reranker is not None, all_entities=trace is not None)
     if trace is not None:
         trace.update(params=p, entities=names, graph=q.graph, view=q.view, query_vector=q.qvec)
         trace.update(entity_hits=q.entity_hits, relation_hits=q.relation_hits, passage_hits=q.passage_hits)
@@ -167,6 +168,27 @@ def graph_pipeline(
 
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)
     return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
+
+
+def names_and_query_vector(
+    query: str, p: RetrievalParams, extractor: Runnable[str, list[str]] | None, *, overlap: bool = True
+) -> Steps[tuple[list[str], list[list[float]] | None]]:
+    """The query's entity names and, when the offline linker finds them, the query's embedding made meanwhile.
+
+    The linker needs no vector and the query's embedding needs no name, so under a ranking that
+    does not embed exactly linked names (``ranking="ppr"``; the linker's names are the graph's own)
+    the two go out in one :class:`Gather`: the embedding no longer waits for the linker.
+    :func:`first_searches` uses that vector when only the query is to be embedded, the same
+    ``Embed((query,))`` it would make; else it embeds the query with the names, as before (given
+    names, an extractor, or ``overlap=False``: the names first, no vector here).
+    """
+    if p.entities is not None or extractor is not None or not overlap or not p.ranking.links_exact_entities:
+        names = yield from query_entities(
+            query, p.entities, extractor, timeout=p.extractor_timeout, filter_expr=p.filter
+        )
+        return names, None
+    found, vectors = yield from ask(Gather((LinkEntities(query, p.filter), Embed((query,)))))
+    return first_unique_names(found or [], MAX_QUERY_ENTITIES), vectors
 
 
 def _no_graph(q: QueryHits) -> tuple[str, str | None]:
@@ -187,6 +209,7 @@ def first_searches(
     with_reranker: bool,
     all_entities: bool = False,
     check_with_searches: bool = True,
+    query_vectors: list[list[float]] | None = None,
 ) -> Steps[QueryHits]:
     """The graph, one embedding call for the query and its entities, and the batched searches.
 
@@ -205,6 +228,9 @@ def first_searches(
     The store's freshness check goes out with the searches (:class:`CheckGraph`), not before
     them: if it finds that another writer changed the data, the graph is reloaded and the
     searches are made again on it, without a second check (``check_with_searches=False``).
+
+    ``query_vectors``: the answer to ``Embed((query,))`` made already (:func:`names_and_query_vector`),
+    used when no name is to be embedded.
     """
     graph = yield from ask(GetGraph(defer_check=True))
     view = (yield from ask(ViewOf(p.filter, graph))) if p.filter else None
@@ -214,7 +240,8 @@ def first_searches(
     if ranking.links_exact_entities and not all_entities:  # exact names need no vector
         searched = [i for i, e in enumerate(exact) if e < 0]
     texts = (query, *(names[i] for i in searched))
-    vectors = check_query_vectors(texts, (yield from ask(Embed(texts))))  # NaN/inf/ragged: typed error, no search
+    answer = query_vectors if query_vectors is not None and len(texts) == 1 else (yield from ask(Embed(texts)))
+    vectors = check_query_vectors(texts, answer)  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
     evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
     relation_k = relation_limit = ranking.relation_hits(p.relation_top_k)

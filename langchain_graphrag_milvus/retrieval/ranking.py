@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.graph import GraphIndex
-from langchain_graphrag_milvus.graph.csr import gather_rows
 
 __all__ = ["entity_passage_counts", "interleave"]
 
@@ -40,18 +39,7 @@ def entity_passage_counts(
     passage_mask: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.int64]:
     """For each entity, the distinct passages its relations come from (inside the masks, if given)."""
-    if relation_mask is None and passage_mask is None:
-        return graph.entity_passage_counts(entities)
-    out = []
-    for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
-        rels = graph.ent_rel.row(ent)
-        if relation_mask is not None:
-            rels = rels[relation_mask[rels]]
-        _, passages = gather_rows(graph.rel_pas, rels)
-        if passage_mask is not None:
-            passages = passages[passage_mask[passages]]
-        out.append(np.unique(passages).size)
-    return np.asarray(out, dtype=np.int64)
+    return graph.entity_passage_counts(entities, relation_mask, passage_mask)
 
 
 def interleave(*rankings: Sequence[str]) -> list[str]:

@@ -69,9 +69,15 @@ class Recorder:
                 value = await answer_async(effect, self.store)
 
 
+def search_gathers(requests: list[Any]) -> list[Gather]:
+    """The Gathers of searches (not the one of the linker and the query's embedding, which reads no row)."""
+    return [r for r in requests if isinstance(r, Gather) and any(isinstance(e, Search) for e in r.effects)]
+
+
 def milvus_requests(requests: list[Any]) -> list[str]:
     """The requests that read Milvus (searches, fetches and the Gathers of them), by type."""
-    return [type(r).__name__ for r in requests if isinstance(r, (Gather, Search)) or type(r).__name__ == "Fetch"]
+    gathers = search_gathers(requests)
+    return [type(r).__name__ for r in requests if r in gathers or isinstance(r, Search) or type(r).__name__ == "Fetch"]
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -85,7 +91,7 @@ async def test_the_check_goes_out_with_the_searches_and_a_change_is_searched_aga
 
     docs = await recorder.run(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), mode)
     assert "zeta" not in [d.id for d in docs]
-    (gather,) = [r for r in recorder.requests if isinstance(r, Gather)]
+    (gather,) = search_gathers(recorder.requests)
     assert recorder.reads == [gather]  # checked once, with the searches, not before them
     assert all(r is gather for r in recorder.local_reads)  # a local search's counter read: in the same wave
     assert isinstance(gather.effects[-1], CheckGraph) and all(isinstance(e, Search) for e in gather.effects[:-1])
@@ -94,7 +100,7 @@ async def test_the_check_goes_out_with_the_searches_and_a_change_is_searched_aga
     writer.add_records([ZETA])  # another store instance writes: the reader's check finds it
     recorder.requests, recorder.reads = [], []
     docs = await recorder.run(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), mode)
-    gathers = [r for r in recorder.requests if isinstance(r, Gather)]
+    gathers = search_gathers(recorder.requests)
     # the check (and the reload it started) ran with the first searches; the second pass does not check again
     assert recorder.reads and all(r is gathers[0] for r in recorder.reads)
     assert "zeta" in [d.id for d in docs] and "zeta" in reader.graph.passages

@@ -113,25 +113,39 @@ def rows_for(fetch: Fetch) -> dict[str, dict[str, Any]]:
 def head(
     graph: GraphIndex, *, filter_expr: str | None = None, limits: tuple[int, int] = (50, 3), view: Any = None
 ) -> list[Step]:
-    """The steps every default retrieval starts with: linker, graph (and view), one embedding call, the searches.
+    """The steps every default retrieval starts with: linker and query embedding together, graph (and view), searches.
 
     "Leonhard Euler" is exactly a graph entity: under ``ranking="ppr"`` it is neither
-    embedded nor searched, so only the query is embedded and only relations and passages
-    are searched.
+    embedded nor searched, so the query's embedding, made while the linker ran, is the only
+    one, and only relations and passages are searched.
     """
     relation_limit, passage_limit = limits
     with_view = [Step(ViewOf, view, lambda v: v.filter_expr == filter_expr and v.graph is graph)] if view else []
     return [
-        Step(LinkEntities, ["Leonhard Euler"], lambda e: e.query == QUERY and e.filter_expr == filter_expr),
+        linker_and_query_embedding(["Leonhard Euler"], filter_expr),
         Step(GetGraph, graph, lambda g: g.defer_check),
         *with_view,
-        Step(Embed, [Q_VEC], lambda e: e.texts == (QUERY,)),
         Step(
             Gather,
             [[RELATION_HITS], [PASSAGE_HITS], False],
             searches_are(("relations", relation_limit, None), ("passages", passage_limit, filter_expr)),
         ),
     ]
+
+
+def linker_and_query_embedding(names: list[str], filter_expr: str | None = None) -> Step:
+    """The first request of a default retrieval: the offline linker and the query's embedding, in one Gather."""
+
+    def check(g: Gather) -> bool:
+        link, embed = g.effects
+        return (
+            isinstance(link, LinkEntities)
+            and (link.query, link.filter_expr) == (QUERY, filter_expr)
+            and isinstance(embed, Embed)
+            and embed.texts == (QUERY,)
+        )
+
+    return Step(Gather, [names, [Q_VEC]], check)
 
 
 def passage_ids_in(filter_expr: str | None) -> list[str]:
@@ -164,7 +178,7 @@ def test_default_graph_pipeline_end_to_end() -> None:
     )
     # no reranker: no pool search, no LLM call; the passage fetch asks only for the returned passages
     # the passage search did not bring (p_euler's row came with its hit)
-    assert [type(r).__name__ for r in requests] == ["LinkEntities", "GetGraph", "Embed", "Gather", "Search"]
+    assert [type(r).__name__ for r in requests] == ["Gather", "GetGraph", "Gather", "Search"]
     assert passage_ids_in(requests[-1].filter_expr) == ["p_johann"] and requests[-1].limit == 1
     assert [d.id for d in docs] == ["p_euler", "p_johann"]  # the question's entity, then its teacher (the bridge)
     first = docs[0]
@@ -208,9 +222,8 @@ def test_min_score_drops_passages_below_it_whatever_ranked_them() -> None:
 def test_a_store_without_relations_ranks_by_similarity_and_says_so() -> None:
     empty = GraphIndex.empty()
     script = [
-        Step(LinkEntities, []),
+        linker_and_query_embedding([]),
         Step(GetGraph, empty),
-        Step(Embed, [Q_VEC]),
         Step(Gather, [[[]], [PASSAGE_HITS], False], checks_the_graph_last),
         Step(Notify, None, lambda n: n.name == NO_GRAPH_EVENT and "no relations" in n.data["reason"]),
     ]

@@ -282,3 +282,35 @@ def test_walk_novel_seeds_look_past_what_the_picked_passage_supplies() -> None:
     assert r2[rel["r"]] == 0.0 and r2[rel["q"]] == 0.0 and np.isclose(r2.sum(), 1.0)
     with pytest.raises(ValueError, match="novel_seeds"):
         WalkParams(novel_seeds="yes")
+
+
+def _counts_one_by_one(graph, entities, relation_mask=None, passage_mask=None):
+    """The per-entity loop the vectorised count replaced."""
+    from langchain_graphrag_milvus.graph.csr import gather_rows
+
+    out = []
+    for ent in np.asarray(entities, dtype=np.int64).ravel().tolist():
+        rels = graph.ent_rel.row(ent)
+        if relation_mask is not None:
+            rels = rels[relation_mask[rels]]
+        _, passages = gather_rows(graph.rel_pas, rels)
+        if passage_mask is not None:
+            passages = passages[passage_mask[passages]]
+        out.append(np.unique(passages).size)
+    return np.asarray(out, dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_entity_passage_counts_equal_the_per_entity_loop(seed: int) -> None:
+    from langchain_graphrag_milvus.retrieval.ranking import entity_passage_counts
+
+    from .test_graph_index import random_graph
+
+    g = random_graph(seed)
+    rng = np.random.default_rng(seed)
+    entities = np.concatenate([rng.integers(0, g.n_entities, 15), [0, 0]])  # repeats count each time
+    rel_mask, pas_mask = rng.random(g.n_relations) > 0.3, rng.random(g.n_passages) > 0.3
+    for masks in ((None, None), (rel_mask, None), (None, pas_mask), (rel_mask, pas_mask)):
+        got = entity_passage_counts(g, entities, *masks)
+        assert got.dtype == np.int64 and got.tolist() == _counts_one_by_one(g, entities, *masks).tolist()
+    assert g.entity_passage_counts([]).tolist() == []

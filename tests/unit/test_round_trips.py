@@ -122,8 +122,10 @@ def test_exact_names_are_not_embedded_and_documents_stay_the_same(names: list[st
     want = run(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None, trace=trace), full)
     assert docs == want and docs
     exact = {"Leonhard Euler", "Daniel Bernoulli"}
-    embedded = next(r for r in saving.requests if isinstance(r, Embed)).texts
-    assert embedded == (QUERY, *(n for n in names if n not in exact))
+    # the query is embedded while the linker runs; with a name to embed, again with it (the same call as before)
+    embeds = [r.texts for r in saving.requests if isinstance(r, Embed)]
+    assert embeds[0] == (QUERY,) and embeds[-1] == (QUERY, *(n for n in names if n not in exact))
+    assert len(embeds) == (2 if set(names) - exact else 1)
     searched = entity_searches(saving.requests)
     assert len(searched) == (1 if set(names) - exact else 0)
     assert len(entity_searches(full.requests)) == (1 if names else 0)
@@ -136,7 +138,7 @@ def test_a_name_outside_the_tenant_view_is_searched_inside_it() -> None:
     p = RetrievalParams(k=2, filter="tenant == 'a'")
     answerer = Answerer(graph, ["Daniel Bernoulli"], view)
     run(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), answerer)
-    embedded = next(r for r in answerer.requests if isinstance(r, Embed)).texts
+    embedded = [r for r in answerer.requests if isinstance(r, Embed)][-1].texts
     assert embedded == (QUERY, "Daniel Bernoulli") and len(entity_searches(answerer.requests)) >= 1
 
 
@@ -234,3 +236,42 @@ def test_gather_failures_come_back_typed_and_in_order(fail: list[str], raised: t
 
     store = WaitingStore(3, fail)
     assert run_sync(pipeline(), store) == f"{raised.__name__}: {fail[0]}"  # type: ignore[arg-type]
+
+
+class WaitingLinker:
+    def __init__(self, barrier: threading.Barrier) -> None:
+        self.barrier = barrier
+
+    def find(self, query: str) -> list[str]:
+        self.barrier.wait()  # raises BrokenBarrierError if the embedding waited for the linker
+        return ["Leonhard Euler"]
+
+
+class WaitingEmbedding(DeterministicFakeEmbedding):
+    barrier: Any = None
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.barrier.wait()
+        return super().embed_documents(texts)
+
+
+@pytest.mark.parametrize("run_async_too", [False, True])
+async def test_the_linker_and_the_query_embedding_run_at_the_same_time(run_async_too: bool) -> None:
+    from langchain_graphrag_milvus.retrieval.executors import run_async
+    from langchain_graphrag_milvus.retrieval.graph_pipeline import names_and_query_vector
+
+    barrier = threading.Barrier(2, timeout=30)
+    store = WaitingStore(1)
+    store.embedding = WaitingEmbedding(size=2, barrier=barrier)
+    store.entity_linker = lambda filter_expr=None: WaitingLinker(barrier)  # type: ignore[attr-defined]
+    steps = names_and_query_vector("Who taught Euler?", RetrievalParams(k=2), None)
+    if run_async_too:
+        names, vectors = await run_async(steps, store)  # type: ignore[arg-type]
+    else:
+        names, vectors = run_sync(steps, store)  # type: ignore[arg-type]
+    assert names == ["Leonhard Euler"] and vectors == DeterministicFakeEmbedding(size=2).embed_documents(
+        ["Who taught Euler?"]
+    )
+    # given names, or a trace (overlap=False): the names first, nothing embedded here
+    given = names_and_query_vector("q", RetrievalParams(k=2, entities=("A",)), None)
+    assert run_sync(given, store) == (["A"], None)  # type: ignore[arg-type]
