@@ -21,6 +21,7 @@ from langchain_graphrag_milvus.ingest.store_writes import StoreWrites
 from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supplement
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
+from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
@@ -218,8 +219,9 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             local=local_vectors_for(local_search, lite=is_lite(uri), cosine=self._connection.metric == "COSINE"),
         )
         self._graph_cache.label = repr(self)
-        self._search = LocalSearch(self._reads, self._graph_cache)
-        self._writes = StoreWrites(self._ingest_context)
+        self._embedding_check = EmbeddingCheck(self._connection, lambda: self.embedding, repr(self))
+        self._search = LocalSearch(self._reads, self._graph_cache, self._embedding_check)
+        self._writes = StoreWrites(self._ingest_context, self._embedding_check.before_write)
 
     def _open_connection(self, **settings: Any) -> MilvusConnection:
         """The connection of this store (the existing-collection store opens its own kind)."""
@@ -299,6 +301,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         with self._connection.lock:
             self._connection.drop()
             self._graph_cache.forget()
+            self._embedding_check.forget()
             drop_saved_graph(self.graph_path)
 
     # ------------------------------------------------------------------ reads
