@@ -79,7 +79,10 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             store.as_naive_retriever(k=2).invoke("Who taught Euler?")
 
     Args:
-        embedding: Any LangChain ``Embeddings``; every unique text is embedded once.
+        embedding: Any LangChain ``Embeddings``; every unique text is embedded once. The collections
+            record the model's fingerprint (:mod:`~.milvus.fingerprint`; one extra embedding call
+            per store object): another model is refused at the first write and the first search
+            (:class:`~langchain_graphrag_milvus.errors.EmbeddingMismatchError`).
         uri: A Milvus Lite path ending in ``.db`` (a directory is created there), a
             server URI such as ``http://localhost:19530``, or a Zilliz Cloud endpoint.
         token: ``"user:password"`` or a Zilliz Cloud API key.
