@@ -140,12 +140,9 @@ class ExistingCollectionParts:
         """
         from langchain_graphrag_milvus.ingest.existing_index import index_passages
 
-        connection = self._connection
-        assert isinstance(connection, ExistingCollectionConnection)  # made by _open_connection
         self._embedding_check.before_write()  # the graph's collections record the model; the team's: never written
         return index_passages(
             self._ingest_context(),
-            connection,
             triplets=triplets,
             extractor=extractor,
             strict=strict,

@@ -17,7 +17,7 @@ from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.ingest.context import IngestContext, check_write_settings
 from langchain_graphrag_milvus.ingest.offline import resolve_extractor
 from langchain_graphrag_milvus.ingest.records import RESERVED_METADATA_KEYS
-from langchain_graphrag_milvus.ingest.store_writes import StoreWrites
+from langchain_graphrag_milvus.ingest.store_writes import WriteOperations
 from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supplement
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
@@ -26,9 +26,11 @@ from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
+from langchain_graphrag_milvus.milvus.milvus_writes import MilvusWrites
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout, StoreReads
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
+from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 from langchain_graphrag_milvus.milvus.writes import StoreParts
 from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
 from langchain_graphrag_milvus.store_outputs import StoreOutputs
@@ -212,6 +214,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
         self.source_field = source_field
         self._reads = MilvusReads(self._connection, self.search_params, self._row_layout())
+        self._row_writes = MilvusWrites(self._connection, self._reads)
         self._graph_cache: GraphCache[EntityLinker] = GraphCache(
             self._connection,
             self._reads,
@@ -224,7 +227,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         self._graph_cache.label = repr(self)
         self._embedding_check = EmbeddingCheck(self._connection, lambda: self.embedding, repr(self))
         self._search = LocalSearch(self._reads, self._graph_cache, self._embedding_check)
-        self._writes = StoreWrites(self._ingest_context, self._embedding_check.before_write)
+        self._writes = WriteOperations(self._ingest_context, self._embedding_check.before_write)
 
     def _open_connection(self, **settings: Any) -> MilvusConnection:
         """The connection of this store (the existing-collection store opens its own kind)."""
@@ -240,7 +243,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
     def _ingest_context(self) -> IngestContext:
         """The parts and settings ingestion writes with (read anew: settings may have been changed)."""
         return IngestContext(
-            parts=StoreParts(self._connection, self._reads, self._graph_cache, self.batch_size),
+            parts=StoreParts(self._reads, self._row_writes, self._graph_cache, self.batch_size),
             embedding=self.embedding,
             cosine=str(self.index_params.get("metric_type", "COSINE")).upper() == "COSINE",
             extractor=self.extractor,
@@ -290,6 +293,11 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
     def reads(self) -> StoreReads:
         """The read seam (:class:`~.milvus.read_seam.StoreReads`): the reads of the rows, for code beside the facade."""
         return self._reads
+
+    @property
+    def writes(self) -> StoreWrites:
+        """The write seam (:class:`~.milvus.write_seam.StoreWrites`): the row writes the write operations make."""
+        return self._row_writes
 
     def close(self) -> None:
         """Close the clients; with Milvus Lite, stop its embedded server if nothing else uses it.
@@ -350,17 +358,17 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         return self._graph_cache.linker(filter_expr)
 
     # ------------------------------------------------------------------ ingestion and updates (a...: async)
-    add_records = forward("_writes", StoreWrites.add_records)
-    add_documents = forward("_writes", StoreWrites.add_documents)
-    add_jsonl = forward("_writes", StoreWrites.add_jsonl)
-    upsert_documents = forward("_writes", StoreWrites.upsert_documents)
-    delete_documents = forward("_writes", StoreWrites.delete_documents)
-    delete_passages = forward("_writes", StoreWrites.delete_passages)
-    merge_entities = forward("_writes", StoreWrites.merge_entities)
-    aadd_documents = forward("_writes", StoreWrites.aadd_documents)
-    aupsert_documents = forward("_writes", StoreWrites.aupsert_documents)
-    adelete_documents = forward("_writes", StoreWrites.adelete_documents)
-    amerge_entities = forward("_writes", StoreWrites.amerge_entities)
+    add_records = forward("_writes", WriteOperations.add_records)
+    add_documents = forward("_writes", WriteOperations.add_documents)
+    add_jsonl = forward("_writes", WriteOperations.add_jsonl)
+    upsert_documents = forward("_writes", WriteOperations.upsert_documents)
+    delete_documents = forward("_writes", WriteOperations.delete_documents)
+    delete_passages = forward("_writes", WriteOperations.delete_passages)
+    merge_entities = forward("_writes", WriteOperations.merge_entities)
+    aadd_documents = forward("_writes", WriteOperations.aadd_documents)
+    aupsert_documents = forward("_writes", WriteOperations.aupsert_documents)
+    adelete_documents = forward("_writes", WriteOperations.adelete_documents)
+    amerge_entities = forward("_writes", WriteOperations.amerge_entities)
 
     @classmethod
     def from_existing_collection(

@@ -37,7 +37,7 @@ from langchain_graphrag_milvus.ingest.reuse import StoredWork, known, reuse_stor
 from langchain_graphrag_milvus.ingest.skip_vectors import drop_bad_vectors
 from langchain_graphrag_milvus.ingest.supplement import supplement_records
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
-from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.vectors import check_vectors, partition_vectors
 from langchain_graphrag_milvus.milvus.writes import RELATION_ROW_FIELDS, apply_graph_change, write_rows
 from langchain_graphrag_milvus.text.names import entity_id
@@ -220,11 +220,11 @@ def _check_still_empty(ctx: IngestContext) -> None:
     Raises:
         ConcurrentWriteError: Another writer wrote into the new collections first.
     """
-    conn = ctx.parts.connection
-    conn.lease.ensure()
+    writes = ctx.parts.writes
+    writes.keep_lease()
     if any(ctx.parts.reads.counts().values()):
         raise ConcurrentWriteError(
-            f"another writer filled the new collections under prefix {conn.collection_prefix!r} at {conn.uri!r} "
+            f"another writer filled the new collections under {writes.location} "
             "while this ingest was preparing its first batch; nothing of it was written: re-run it"
         )
 
@@ -238,12 +238,7 @@ def _hold_lease(ctx: IngestContext, state: dict[str, bool], bulk: BulkLoad | Non
     from what that writer left, and a first load that decided "empty" without the lease
     counts again and reads like any other ingest if rows exist now.
     """
-    lease = ctx.parts.connection.lease
-    if lease.held:
-        lease.ensure()  # renew (or raise if another writer took an expired lease over)
-        return bulk
-    lease.ensure()
-    if not lease.held:  # Milvus Lite (one process), or outside a write operation
+    if not ctx.parts.writes.keep_lease():  # renewed (or raises if another writer took it over), or none to hold
         return bulk
     if ctx.parts.graph.loaded is not None:
         ctx.parts.graph.refresh()
@@ -284,9 +279,9 @@ def ingest_batch(
     missing (or with its old hash) and completes what is missing; existing rows are
     never written twice.
     """
-    conn = ctx.parts.connection
+    writes = ctx.parts.writes
     bulk = bulk if bulk is not None and bulk.active else None
-    have_collections = conn.exists()
+    have_collections = writes.exists()
     if have_collections:
         bulk = _hold_lease(ctx, state, bulk)
     key = ctx.partition_key_field
@@ -294,7 +289,7 @@ def ingest_batch(
     reads_passages = have_collections and bulk is None
     old = ctx.parts.reads.fetch("passages", [r.id for r in records], fields) if reads_passages else {}
     if have_collections:
-        conn.check_open()
+        writes.check_open()
     sorted_ = classify(records, old, key, report, strict)
     stored = reuse_stored(ctx, sorted_, extractor) if reads_passages else StoredWork()
     report.passages_metadata_updated += len(stored.kept)
@@ -315,7 +310,7 @@ def ingest_batch(
     texts += [r.text for r in plan.new_relations.values()]
     pool = {**ctx.known_vectors, **stored.vectors}
     bad: dict[str, str] = {}
-    vectors = embed_texts(ctx, unembedded(texts, pool), report, conn.check_open() if have_collections else None, bad)
+    vectors = embed_texts(ctx, unembedded(texts, pool), report, writes.check_open() if have_collections else None, bad)
     vectors.update(known([*texts, *(r.text for r in stored.kept)], pool))  # re-stamped: their stored vector
     if bad:  # only the documents that need a bad vector are left out (strict: raises, nothing written)
         to_write = drop_bad_vectors(sorted_, bad, report, strict)
@@ -324,7 +319,7 @@ def ingest_batch(
         entities, relations = triplet_rows(((r.id, r.triplets) for r in to_write), ctx.row_tenants(to_write))
         plan = _plan(ctx, entities, relations, have_collections, bulk)
     if not have_collections:
-        conn.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
+        writes.ensure_collections(len(next(iter(vectors.values()))))  # created only from checked vectors
         _check_still_empty(ctx)
     _bump_once(ctx, state, bulk)
     if sorted_.changed:
@@ -336,7 +331,7 @@ def ingest_batch(
         vectors.update(known(again, pool))
         again = unembedded(again, pool)
         if again:
-            vectors.update(embed_texts(ctx, again, report, conn.check_open()))
+            vectors.update(embed_texts(ctx, again, report, writes.check_open()))
     _write_batch(ctx, [*to_write, *stored.kept], plan, vectors, sorted_.old_passages, report)
     if bulk is not None:
         bulk.record(plan.new_entities, plan.new_relations)

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_graphrag_milvus.graph import GraphIndex
-from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
+from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 
 __all__ = ["BulkLoad", "starts_empty"]
 
 
-def starts_empty(connection: MilvusConnection, reads: StoreReads, graph: GraphIndex | None = None) -> bool:
+def starts_empty(writes: StoreWrites, reads: StoreReads, graph: GraphIndex | None = None) -> bool:
     """True if the collections do not exist yet or all three hold no row.
 
     ``graph``: the store's graph if loaded; one with passages means rows exist (or existed:
@@ -42,7 +42,7 @@ def starts_empty(connection: MilvusConnection, reads: StoreReads, graph: GraphIn
     """
     if graph is not None and graph.n_passages:
         return False
-    if not connection.exists():  # (rows are only written once all three exist)
+    if not writes.exists():  # (rows are only written once all three exist)
         return True
     return not any(reads.counts().values())
 

@@ -78,16 +78,16 @@ class IngestContext:
     @property
     def partition_key_field(self) -> str | None:
         """The passages' partition key field (None: no tenants)."""
-        return self.parts.connection.partition_key_field
+        return self.parts.writes.partition_key_field
 
     def row_tenants(self, records: Iterable[Any]) -> dict[str, str] | None:
         """Passage id → tenant of ``records`` (``PassageRecord``) if rows are kept per tenant, else None.
 
         Only a partitioned store created with per-tenant rows keeps them so
-        (:meth:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection.tenant_rows`).
+        (:meth:`~langchain_graphrag_milvus.milvus.write_seam.StoreWrites.tenant_rows`).
         """
         key = self.partition_key_field
-        if key is None or not self.parts.connection.tenant_rows():
+        if key is None or not self.parts.writes.tenant_rows():
             return None
         return {r.id: str(r.metadata[key]) for r in records if isinstance(r.metadata.get(key), str)}
 

@@ -23,7 +23,6 @@ from langchain_graphrag_milvus.ingest.extract import extract_each
 from langchain_graphrag_milvus.ingest.plan import triplet_rows
 from langchain_graphrag_milvus.ingest.records import Problem, Triplet, parse_triplets
 from langchain_graphrag_milvus.ingest.supplement import merge_supplement
-from langchain_graphrag_milvus.milvus.existing import ExistingCollectionConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphDelta
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import MAX_PASSAGES_PER_RELATION
@@ -191,7 +190,6 @@ def _write(ctx: IngestContext, found: Mapping[str, list[Triplet]], report: Index
 
 def index_passages(
     ctx: IngestContext,
-    passages: ExistingCollectionConnection,
     *,
     triplets: Mapping[str, Sequence[Sequence[str]]] | None = None,
     extractor: Runnable[str, Any] | None = None,
@@ -201,8 +199,8 @@ def index_passages(
     """Build or bring up to date the entity and relation collections of an existing collection.
 
     Args:
-        ctx: The store's parts and settings.
-        passages: The store's connection (the existing collection and the graph's).
+        ctx: The store's parts and settings (its write seam opens the existing collection and
+            creates the graph's beside it; the passages are never written).
         triplets: Triplets by passage id (the collection's primary key, as a string);
             passages not in it go to the extractor.
         extractor: Triplet extractor (default: the store's ``extractor``); without one,
@@ -218,9 +216,10 @@ def index_passages(
         raise ValueError("give triplets={passage id: [[s, p, o], ...]} or an extractor (or store extractor=)")
     report = IndexReport()
     graph_cache = ctx.parts.graph
-    if not passages.exists():
-        passages.ensure_collections(len(ctx.embedding.embed_query("dimension")))  # checks the model's dimension
-    passages.check_open()
+    writes = ctx.parts.writes
+    if not writes.exists():
+        writes.ensure_collections(len(ctx.embedding.embed_query("dimension")))  # checks the model's dimension
+    writes.check_open()
     graph_cache.bump_generation()
     seen: set[str] = set()
     bar = tqdm(desc="indexing passages", unit="passage", disable=None if show_progress else True)

@@ -46,7 +46,6 @@ from langchain_graphrag_milvus.ingest.records import (
     validate_metadata,
 )
 from langchain_graphrag_milvus.ingest.report import MAX_PROBLEMS_KEPT, IngestReport
-from langchain_graphrag_milvus.milvus.indexes import fit_indexes
 
 __all__ = [
     "IngestReport",
@@ -81,7 +80,7 @@ def _collect(
         records = list(records)
     state: dict[str, bool] = {}
     parts = ctx.parts
-    bulk = BulkLoad() if ctx.bulk_load and starts_empty(parts.connection, parts.reads, parts.graph.loaded) else None
+    bulk = BulkLoad() if ctx.bulk_load and starts_empty(parts.writes, parts.reads, parts.graph.loaded) else None
     try:
         _batches(ctx, records, report, state, total, show_progress, strict, extractor, bulk)
     except BaseException:
@@ -92,7 +91,7 @@ def _collect(
         ctx.parts.graph.persist()
     # index="auto": HNSW past the threshold (also when this run wrote nothing: a re-run after a
     # switch that failed half-way finishes it)
-    fit_indexes(ctx.parts.connection, ctx.parts.reads)
+    ctx.parts.writes.fit_indexes()
     report.bulk_load = bulk is not None and bulk.active
     report.seconds = time.perf_counter() - started
     return report

@@ -118,13 +118,13 @@ def merge_entities(
     cleaned = [_name(n, "each name") for n in names]
     _check_scope(ctx, tenant, all_tenants)
     parts = ctx.parts
-    if not cleaned or not parts.connection.exists():
+    if not cleaned or not parts.writes.exists():
         return MergeReport()
-    parts.connection.check_open()
-    if not parts.connection.tenant_rows():
+    parts.writes.check_open()
+    if not parts.writes.tenant_rows():
         if tenant is not None:
             raise ValueError(
-                f"this store (prefix {parts.connection.collection_prefix!r}) was created by an earlier version and "
+                f"this store ({parts.writes.location}) was created by an earlier version and "
                 "shares entity and relation rows between tenants: a merge cannot be limited to one tenant. Pass "
                 "all_tenants=True to merge in every tenant, or re-ingest into a new collection_prefix"
             )

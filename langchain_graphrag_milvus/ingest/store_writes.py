@@ -1,6 +1,6 @@
 """The store's write operations: ingest, upsert, delete by source or id, merge entities.
 
-:class:`StoreWrites` is the write side of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`
+:class:`WriteOperations` is the write side of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`
 (which forwards its methods here). Each call takes a fresh
 :class:`~langchain_graphrag_milvus.ingest.context.IngestContext` from the store, so a
 changed setting (``store.extractor = ...``) applies to the next call, and runs under the
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_graphrag_milvus.errors import NoRelationsWarning
 from langchain_graphrag_milvus.ingest.context import IngestContext
 from langchain_graphrag_milvus.ingest.report import IngestReport
-from langchain_graphrag_milvus.milvus.write_guard import write_guard
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from langchain_graphrag_milvus.ingest.merge import MergeReport
     from langchain_graphrag_milvus.ingest.updates import DeleteReport, UpsertReport
 
-__all__ = ["StoreWrites"]
+__all__ = ["WriteOperations"]
 
 
 #: What an ingest that leaves the store without relations says (report, summary and warning).
@@ -56,7 +55,7 @@ def _check_relations(context: IngestContext, report: IngestReport) -> None:
     warnings.warn(message, NoRelationsWarning, stacklevel=5)
 
 
-class StoreWrites:
+class WriteOperations:
     """Ingestion, updates and merges of one store.
 
     Args:
@@ -72,8 +71,7 @@ class StoreWrites:
     def _run(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``operation(context, *args, **kwargs)`` alone on this store's data (the write guard)."""
         context = self._context()
-        conn = context.parts.connection
-        with write_guard(conn, context.parts.graph, conn.lease):
+        with context.parts.writes.guard(context.parts.graph):
             if self._check is not None:
                 self._check()
             result = operation(context, *args, **kwargs)

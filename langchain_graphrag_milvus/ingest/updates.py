@@ -50,7 +50,7 @@ from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.ingest.reuse import stale_vectors
 from langchain_graphrag_milvus.ingest.upsert_plan import SkippedSource, plan_upsert, source_of
 from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K
+from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K
 from langchain_graphrag_milvus.milvus.writes import apply_graph_change, delete_rows
 
 __all__ = [
@@ -128,9 +128,9 @@ def delete_passages(ctx: IngestContext, passage_ids: Iterable[str], *, tenant: s
     scope = _tenant_filter(ctx, tenant)
     report = DeleteReport()
     parts = ctx.parts
-    if not ids or not parts.connection.exists():
+    if not ids or not parts.writes.exists():
         return report
-    parts.connection.check_open()
+    parts.writes.check_open()
     present = parts.reads.fetch("passages", ids, filter_expr=scope)
     if scope is not None:
         ids = [i for i in ids if i in present]
@@ -167,10 +167,10 @@ def passages_of_sources(
         GraphRAGError: One source has ``window`` passages or more.
     """
     scope = _tenant_filter(ctx, tenant)
-    conn = ctx.parts.connection
-    if not source_ids or not conn.exists():
+    writes = ctx.parts.writes
+    if not source_ids or not writes.exists():
         return []
-    conn.check_open()
+    writes.check_open()
     window = min(window, MAX_TOP_K)  # the most rows one query returns
     found: list[str] = []
     pending = [list(source_ids[i : i + _SOURCE_CHUNK]) for i in range(0, len(source_ids), _SOURCE_CHUNK)]

@@ -99,7 +99,7 @@ def _validate(
 def _foreign_ids(ctx: IngestContext, records: Sequence[PassageRecord]) -> dict[str, str]:
     """Ids of these records that another tenant's stored passage holds, with the message."""
     key = ctx.partition_key_field
-    if key is None or not records or not ctx.parts.connection.exists():
+    if key is None or not records or not ctx.parts.writes.exists():
         return {}
     stored = ctx.parts.reads.fetch("passages", [r.id for r in records], (key,))
     found = {}

@@ -1,18 +1,19 @@
-"""Milvus write primitives shared by ingestion and updates.
+"""The writers' shared steps, over the two seams: rows written and deleted, graph changes applied.
 
-Rules every write follows:
+Backend-independent: every step reads through :attr:`StoreParts.reads`
+(:class:`~langchain_graphrag_milvus.milvus.read_seam.StoreReads`) and writes through
+:attr:`StoreParts.writes` (:class:`~langchain_graphrag_milvus.milvus.write_seam.StoreWrites`;
+on Milvus :class:`~langchain_graphrag_milvus.milvus.milvus_writes.MilvusWrites`, which keeps
+the Milvus rules: upsert or delete + insert on a partition-key collection, ``"Strong"`` reads
+after a delete, ids escaped through :mod:`.expr`). Rules every writer follows:
 
 * rows are written in batches of ``parts.batch_size``;
-* new rows are inserted and existing rows replaced (upsert, or delete + insert on a
-  partition-key collection: Milvus 2.3 servers misroute upserted rows there);
-* after a delete, this process reads that collection with ``"Strong"`` consistency until
-  its next insert or upsert (measured on Milvus 2.3: a ``"Session"`` read right after a
-  delete can still return the deleted rows);
-* every change that alters the graph first bumps the store's generation, so a persisted
-  graph index built before the change (or during a change that crashed) is stale;
-* rows are deleted with a ``pk in [...]`` filter built by :mod:`.expr` (every id escaped),
-  never with pymilvus' ``ids=``, which pastes the raw strings into its expression (an id
-  holding a quote would widen the delete).
+* every change that alters the graph first bumps the store's generation
+  (``parts.graph.bump_generation()``), so a persisted graph index built before the change
+  (or during a change that crashed) is stale;
+* writes go in an order a re-run can finish (:func:`apply_graph_change`: survivors rewritten,
+  then entities, then relations; the writers' passage rows last);
+* the vectors of written rows are offered to the graph cache (held in the client for local search).
 """
 
 from __future__ import annotations
@@ -25,31 +26,33 @@ import numpy as np
 
 from langchain_graphrag_milvus.graph import GraphIndex, RemovedItems
 from langchain_graphrag_milvus.graph.ids import keys_to_ids
-from langchain_graphrag_milvus.milvus import expr
-from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 
 __all__ = ["StoreParts", "write_rows", "delete_rows", "apply_graph_change", "relation_row", "RELATION_ROW_FIELDS"]
 
 RELATION_ROW_FIELDS = ("text", "vector", "subject_id", "object_id", "predicate", "passage_ids")
-_DELETE_CHUNK = 1024
 
 
 @dataclass(frozen=True)
 class StoreParts:
-    """What a writer needs of a store: its connection, reads, graph cache, and rows per write.
+    """What a writer needs of a store: its two seams, its graph cache, and rows per write.
+
+    A writer reaches the backend only through ``reads`` and ``writes``
+    (``tests/unit/test_write_seam.py`` checks that no code of ``ingest/`` or ``cli/`` calls
+    a Milvus client or connection).
 
     Attributes:
-        connection: Clients, collection names, read consistency bookkeeping.
         reads: The read seam (a writer reads what it is about to change only through it).
+        writes: The write seam (rows, collections, the write lease).
         graph: The in-memory graph that every write keeps in step.
         batch_size: Rows per insert, upsert (and texts per embedding call).
     """
 
-    connection: MilvusConnection
     reads: StoreReads
+    writes: StoreWrites
     graph: GraphCache[Any]
     batch_size: int
 
@@ -60,44 +63,21 @@ def relation_row(stored: Mapping[str, Any], passage_ids: list[str]) -> dict[str,
 
 
 def write_rows(parts: StoreParts, kind: Kind, rows: list[dict[str, Any]], existing: Iterable[str]) -> None:
-    """Insert the rows whose ``pk`` is not in ``existing``; replace the others."""
+    """Insert the rows whose ``pk`` is not in ``existing``, replace the others; offer their vectors to the graph."""
     if not rows:
         return
-    conn, size = parts.connection, parts.batch_size
-    conn.lease.ensure()  # this operation still holds the write lease (milvus/write_guard.py)
-    existing = set(existing)
-    name = conn.collection_name(kind)
-    new = [r for r in rows if r["pk"] not in existing]
-    old = [r for r in rows if r["pk"] in existing]
-    for i in range(0, len(new), size):
-        conn.client.insert(name, new[i : i + size], timeout=conn.timeout)
-    replace_by_delete = kind == "passages" and conn.partition_key_field is not None
-    for i in range(0, len(old), size):
-        batch = old[i : i + size]
-        if replace_by_delete:
-            conn.client.delete(name, filter=expr.in_list("pk", [r["pk"] for r in batch]), timeout=conn.timeout)
-            conn.client.insert(name, batch, timeout=conn.timeout)
-        else:
-            conn.client.upsert(name, batch, timeout=conn.timeout)
-    conn.written(kind)  # this write's timestamp follows any earlier delete
+    parts.writes.write(kind, rows, existing=existing, batch_size=parts.batch_size)
     parts.graph.offer_vectors(kind, rows)  # the vectors held in the client take them without a read
 
 
 def delete_rows(parts: StoreParts, kind: Kind, ids: Sequence[str]) -> None:
     """Delete rows by primary key (missing ids are fine)."""
-    if not ids:
-        return
-    conn = parts.connection
-    conn.lease.ensure()
-    for i in range(0, len(ids), _DELETE_CHUNK):
-        conn.client.delete(
-            conn.collection_name(kind), filter=expr.in_list("pk", ids[i : i + _DELETE_CHUNK]), timeout=conn.timeout
-        )
-    conn.deleted(kind)
+    if ids:
+        parts.writes.delete(kind, ids)
 
 
 def apply_graph_change(parts: StoreParts, after: GraphIndex, removed: RemovedItems, touched: Sequence[int]) -> None:
-    """Make Milvus match ``after`` for a removal computed by ``GraphIndex.remove_*``, then the graph cache.
+    """Make the store match ``after`` for a removal computed by ``GraphIndex.remove_*``, then the graph cache.
 
     Args:
         parts: The store's parts.
