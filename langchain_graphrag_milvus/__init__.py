@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CollectionNotFoundError as CollectionNotFoundError,
         CorruptIndexError as CorruptIndexError,
         EmbeddingDimensionError as EmbeddingDimensionError,
+        EmbeddingMismatchError as EmbeddingMismatchError,
         ForeignCollectionError as ForeignCollectionError,
         GraphPathError as GraphPathError,
         GraphRAGError as GraphRAGError,

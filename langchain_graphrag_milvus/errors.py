@@ -11,6 +11,7 @@ __all__ = [
     "MalformedRecordError",
     "MalformedTripletError",
     "CollectionNotFoundError",
+    "EmbeddingMismatchError",
     "EmbeddingDimensionError",
     "UnknownIdError",
     "InvalidFilterError",
@@ -58,7 +59,17 @@ class CollectionNotFoundError(GraphRAGError, LookupError):
     """The collections for a prefix do not exist at the given URI (nothing ingested yet)."""
 
 
-class EmbeddingDimensionError(GraphRAGError, ValueError):
+class EmbeddingMismatchError(GraphRAGError, ValueError):
+    """The ``embedding`` model is not the one the store's collections were built with.
+
+    Two models of the same dimension are told apart by the fingerprint recorded in the
+    collections (:mod:`~langchain_graphrag_milvus.milvus.fingerprint`): a store refuses to write
+    with another model (before anything is written) and to search with one (its scores would
+    be meaningless). The message names the ``embedding`` setting and both models.
+    """
+
+
+class EmbeddingDimensionError(EmbeddingMismatchError):
     """The embedding model's dimension differs from the existing collections'."""
 
 

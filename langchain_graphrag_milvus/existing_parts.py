@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from langchain_graphrag_milvus.ingest.context import IngestContext
     from langchain_graphrag_milvus.ingest.existing_index import IndexReport
+    from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
 
 __all__ = ["ExistingCollectionParts"]
 
@@ -38,6 +39,7 @@ class ExistingCollectionParts:
     collection_prefix: str
     _connection: MilvusConnection
     _ingest_context: Callable[[], IngestContext]
+    _embedding_check: EmbeddingCheck
 
     def __init__(
         self,
@@ -128,10 +130,17 @@ class ExistingCollectionParts:
     ) -> IndexReport:
         """Build or update the graph over the existing collection's passages.
 
-        See :func:`~langchain_graphrag_milvus.ingest.existing_index.index_passages`.
+        See :func:`~langchain_graphrag_milvus.ingest.existing_index.index_passages`. The entity and
+        relation collections record the embedding model's fingerprint
+        (:mod:`~langchain_graphrag_milvus.milvus.fingerprint`) and refuse another model; the existing
+        collection carries none and is never written to (not even its properties).
+
+        Raises:
+            EmbeddingMismatchError: ``embedding`` is not the model the graph's collections were built with.
         """
         from langchain_graphrag_milvus.ingest.existing_index import index_passages
 
+        self._embedding_check.before_write()  # the graph's collections record the model; the team's: never written
         return index_passages(
             self._ingest_context(),
             triplets=triplets,

@@ -24,6 +24,12 @@ Passages are added or removed with the team's own ``langchain_milvus.Milvus`` st
 brings the graph up to date (new passages indexed, changed ones re-linked, vanished ones
 unlinked). The user's collection is never written to, and :meth:`drop` leaves it alone.
 
+The embedding model is checked as on any store (:mod:`~langchain_graphrag_milvus.milvus.fingerprint`):
+the entity and relation collections, which the store creates, record its fingerprint, and another model
+is refused (:class:`~langchain_graphrag_milvus.errors.EmbeddingMismatchError`). The user's collection has
+no fingerprint and gets none (not even a property is written to it): that its vectors come from the
+same model as ``embedding`` is the caller's word.
+
 The arguments and methods are documented on
 :class:`~langchain_graphrag_milvus.existing_parts.ExistingCollectionParts` (what this store adds);
 the class statement stands beside ``MilvusGraphStore`` in ``store.py`` so that the deprecated

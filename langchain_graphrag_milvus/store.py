@@ -21,6 +21,7 @@ from langchain_graphrag_milvus.ingest.store_writes import WriteOperations
 from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supplement
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
+from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.lite import is_lite
 from langchain_graphrag_milvus.milvus.local_search import LocalSearch
@@ -80,7 +81,10 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             store.as_naive_retriever(k=2).invoke("Who taught Euler?")
 
     Args:
-        embedding: Any LangChain ``Embeddings``; every unique text is embedded once.
+        embedding: Any LangChain ``Embeddings``; every unique text is embedded once. The collections
+            record the model's fingerprint (:mod:`~.milvus.fingerprint`; one extra embedding call
+            per store object): another model is refused at the first write and the first search
+            (:class:`~langchain_graphrag_milvus.errors.EmbeddingMismatchError`).
         uri: A Milvus Lite path ending in ``.db`` (a directory is created there), a
             server URI such as ``http://localhost:19530``, or a Zilliz Cloud endpoint.
         token: ``"user:password"`` or a Zilliz Cloud API key.
@@ -221,8 +225,9 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             local=local_vectors_for(local_search, lite=is_lite(uri), cosine=self._connection.metric == "COSINE"),
         )
         self._graph_cache.label = repr(self)
-        self._search = LocalSearch(self._reads, self._graph_cache)
-        self._writes = WriteOperations(self._ingest_context)
+        self._embedding_check = EmbeddingCheck(self._connection, lambda: self.embedding, repr(self))
+        self._search = LocalSearch(self._reads, self._graph_cache, self._embedding_check)
+        self._writes = WriteOperations(self._ingest_context, self._embedding_check.before_write)
 
     def _open_connection(self, **settings: Any) -> MilvusConnection:
         """The connection of this store (the existing-collection store opens its own kind)."""
@@ -307,6 +312,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         with self._connection.lock:
             self._connection.drop()
             self._graph_cache.forget()
+            self._embedding_check.forget()
             drop_saved_graph(self.graph_path)
 
     # ------------------------------------------------------------------ reads

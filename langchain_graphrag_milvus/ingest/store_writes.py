@@ -60,15 +60,20 @@ class WriteOperations:
 
     Args:
         context: Makes the store's parts and current write settings.
+        check: Refuses an embedding model other than the collections' before anything is written
+            (:meth:`~langchain_graphrag_milvus.milvus.fingerprint.EmbeddingCheck.before_write`); None: none.
     """
 
-    def __init__(self, context: Callable[[], IngestContext]) -> None:
+    def __init__(self, context: Callable[[], IngestContext], check: Callable[[], None] | None = None) -> None:
         self._context = context
+        self._check = check
 
     def _run(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``operation(context, *args, **kwargs)`` alone on this store's data (the write guard)."""
         context = self._context()
         with context.parts.writes.guard(context.parts.graph):
+            if self._check is not None:
+                self._check()
             result = operation(context, *args, **kwargs)
             ingested = getattr(result, "ingested", result)  # an upsert's ingest part
             if isinstance(ingested, IngestReport):

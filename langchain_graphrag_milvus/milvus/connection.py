@@ -106,6 +106,8 @@ class MilvusConnection:
         #: The cross-process write lease (:mod:`.write_guard`); ``lease.wait``: seconds to wait for another writer.
         self.lease = WriteLease(self, wait=DEFAULT_WRITE_WAIT)
         self._tenant_rows: bool | None = None
+        #: More properties of a new relation collection: the model's fingerprint (:mod:`.fingerprint`).
+        self.fingerprint: dict[str, str] = {}
 
     def collection_name(self, kind: Kind) -> str:
         """Name of the collection holding ``kind``."""
@@ -185,7 +187,7 @@ class MilvusConnection:
                     consistency_level=self.consistency_level,
                     timeout=self.timeout,
                     partition_key=partition_key,
-                    properties=creation_properties(kind, partition_key),
+                    properties=creation_properties(kind, partition_key, self.fingerprint),
                 )
             except Exception:
                 if not self.client.has_collection(name):

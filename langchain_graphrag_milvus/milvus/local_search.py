@@ -34,6 +34,7 @@ from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit, MilvusReads
 from langchain_graphrag_milvus.milvus.schema import Kind
 
 if TYPE_CHECKING:
+    from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
     from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 
 __all__ = ["LocalSearch"]
@@ -61,11 +62,13 @@ class LocalSearch:
     Args:
         reads: The store's Milvus reads (searches it does not answer, the generation counter, hits read back).
         graph: The store's graph cache, which keeps the tables (``stamped_table``).
+        check: The store's embedding check (:mod:`.fingerprint`), run before its first search; None: none.
     """
 
-    def __init__(self, reads: MilvusReads, graph: GraphCache[Any]) -> None:
+    def __init__(self, reads: MilvusReads, graph: GraphCache[Any], check: EmbeddingCheck | None = None) -> None:
         self.reads = reads
         self.graph = graph
+        self.check = check
 
     def _plan(
         self,
@@ -170,6 +173,8 @@ class LocalSearch:
         (which the caller vouches for); Milvus is read only for the generation counter, at
         the same time (and for the hits, if the counter moved or a field is not held here).
         """
+        if self.check is not None:
+            self.check.before_search()
         fields = self._fields(kind, output_fields)
         now: Future[Stamp | None] | None = None
         if self._may_hold(kind, limit, filter_expr, within, fields):
@@ -196,6 +201,8 @@ class LocalSearch:
         within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
         """Async :meth:`search` (the table is checked and scored on a worker thread)."""
+        if self.check is not None and not self.check.searches_checked:
+            await asyncio.to_thread(self.check.before_search)
         fields = self._fields(kind, output_fields)
         now: asyncio.Future[Stamp | None] | None = None
         if self._may_hold(kind, limit, filter_expr, within, fields):

@@ -2,13 +2,15 @@
 
 Its id (a uuid4 hex set when the collections are created), the generation counter (changes to
 the graph's data, :meth:`.connection.MilvusConnection.generation`) and, on a partitioned store, the
-flag saying its entity and relation rows are kept per tenant.
+flag saying its entity and relation rows are kept per tenant; the embedding model's fingerprint
+(:mod:`.fingerprint`) lives there too.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from pymilvus import MilvusClient
@@ -37,11 +39,16 @@ STORE_ID_KEY = "graphrag.store_id"
 TENANT_ROWS_KEY = "graphrag.tenant_rows"
 
 
-def creation_properties(kind: Kind, partition_key: str | None) -> dict[str, str] | None:
-    """Properties a new collection is created with: the relation collection carries the store's identity."""
+def creation_properties(
+    kind: Kind, partition_key: str | None, extra: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """Properties a new collection is created with: the relation collection carries the store's identity.
+
+    ``extra``: more properties of the relation collection (the embedding fingerprint, :mod:`.fingerprint`).
+    """
     if kind != "relations":
         return None
-    return {STORE_ID_KEY: uuid.uuid4().hex, **({TENANT_ROWS_KEY: "1"} if partition_key else {})}
+    return {STORE_ID_KEY: uuid.uuid4().hex, **({TENANT_ROWS_KEY: "1"} if partition_key else {}), **(extra or {})}
 
 
 def collection_properties(client: MilvusClient, name: str) -> dict[str, Any]:

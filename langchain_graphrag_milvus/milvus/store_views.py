@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from langchain_milvus import Milvus
 
     from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+    from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
 
 __all__ = ["VectorStoreViews"]
 
@@ -27,9 +28,15 @@ class VectorStoreViews:
     embedding: Embeddings
     search_params: dict[str, Any]
     _connection: MilvusConnection
+    _embedding_check: EmbeddingCheck
 
     def vector_store(self, kind: Kind) -> Milvus:
-        """The collection as a ``langchain_milvus.Milvus`` vector store."""
+        """The collection as a ``langchain_milvus.Milvus`` vector store.
+
+        Raises:
+            EmbeddingMismatchError: The store's ``embedding`` is not the model its collections were built with.
+        """
+        self._embedding_check.before_search()
         return self._connection.vector_store(kind, self.embedding, self.search_params)
 
     @property

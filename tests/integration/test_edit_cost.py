@@ -31,6 +31,7 @@ from langchain_graphrag_milvus import MilvusGraphStore
 from langchain_graphrag_milvus.cli.main import main
 from langchain_graphrag_milvus.cli.triplet_cache import default_cache_path
 from langchain_graphrag_milvus.errors import ExtractionCacheError
+from langchain_graphrag_milvus.milvus.fingerprint import PROBE_TEXT
 
 from ..conftest import backend_uri
 from ..fakes import LexicalEmbeddings
@@ -55,14 +56,18 @@ VERSION_2 = VERSION_1 + APPENDED + "\n"
 
 
 class CountingEmbeddings(LexicalEmbeddings):
-    """The lexical embeddings, recording every text they embed."""
+    """The lexical embeddings, recording every text they embed but the fingerprint's probe.
+
+    The probe (one text per store object, :mod:`langchain_graphrag_milvus.milvus.fingerprint`) is
+    what opening a store costs, not what an edit costs: it is left out explicitly.
+    """
 
     def __init__(self) -> None:
         super().__init__(64)
         self.texts: list[str] = []
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.texts += texts
+        self.texts += [t for t in texts if t != PROBE_TEXT]
         return super().embed_documents(texts)
 
 

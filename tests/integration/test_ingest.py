@@ -16,6 +16,7 @@ from langchain_graphrag_milvus import (
     MilvusGraphRetriever,
 )
 from langchain_graphrag_milvus.datasets import nano_dataset
+from langchain_graphrag_milvus.milvus.fingerprint import PROBE_TEXT
 from langchain_graphrag_milvus.text.names import entity_id
 
 from ..conftest import DATA_DIR
@@ -37,8 +38,9 @@ def test_nano_ingest_twice_adds_nothing(make_store) -> None:
     counts = store.counts()
     assert counts == {"entities": first.entities_added, "relations": 22, "passages": 4}
     assert first.passages_added == 4 and first.triplets_seen == 22 and first.triplets_skipped == 0
-    # every unique text embedded once, in one pass
-    assert len(emb.texts) == len(set(emb.texts)) == 4 + counts["entities"] + counts["relations"]
+    # every unique text embedded once, in one pass (first, the fingerprint's probe: once per store object)
+    assert emb.texts[0] == PROBE_TEXT
+    assert len(emb.texts) == len(set(emb.texts)) == 1 + 4 + counts["entities"] + counts["relations"]
     emb.texts.clear()
     second = store.add_records(nano_dataset())
     assert store.counts() == counts

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
+from langchain_graphrag_milvus import EmbeddingMismatchError, MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.datasets import nano_dataset
 from langchain_graphrag_milvus.graph.ids import key_to_id
 
@@ -249,20 +249,29 @@ class Rotated(Embeddings):
         return self.embed_documents([text])[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a key's vector is assumed never to change; another model of the same dimension breaks that (not fixed)",
-)
 def test_a_key_written_again_by_another_model(make_store) -> None:
-    """Another store (another model, same dimension) deletes a passage and adds it again: same keys, new vectors."""
+    """Another store (another model, same dimension) would delete a passage and add it again: same keys, new vectors.
+
+    A key's vector never changes while the model stays the same (the tables held in the client rely
+    on it), so the other model is refused before it writes anything (the embedding fingerprint).
+    """
     reader = make_store(LexicalEmbeddings(), local_search=_mode(make_store), refresh_interval=0)
     reader.add_records(nano_dataset() + MORE)
     assert_same_as_milvus(reader)
+
+    def state() -> tuple:
+        return reader.counts(), reader.generation(), milvus_keys(reader, "relations"), milvus_keys(reader, "entities")
+
+    before = state()
     writer = make_store(Rotated(), prefix=reader.collection_prefix, local_search="off", graph_path=None)
-    writer.delete_passages(["zeta", "omega"])
-    writer.add_records(MORE)
+    with pytest.raises(EmbeddingMismatchError, match="^embedding: .*built with LexicalEmbeddings.*is Rotated"):
+        writer.delete_passages(["zeta", "omega"])
+    with pytest.raises(EmbeddingMismatchError):
+        writer.add_records(MORE)
     reader.refresh()
+    assert state() == before  # nothing written
     assert_same_as_milvus(reader)
+    assert_tables_hold_milvus(reader)
 
 
 def test_the_subject_object_scope_is_scored_here_as_milvus_does(make_store, monkeypatch) -> None:

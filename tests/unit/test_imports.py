@@ -36,6 +36,7 @@ def test_public_api_is_locked() -> None:
             "MalformedTripletError",
             "CollectionNotFoundError",
             "EmbeddingDimensionError",
+            "EmbeddingMismatchError",
             "UnknownIdError",
             "InvalidFilterError",
             "StoreConnectionError",
