@@ -280,7 +280,6 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
     exists = forward("_connection", MilvusConnection.exists)
     ensure_collections = forward("_connection", MilvusConnection.ensure_collections)
     check_open = forward("_connection", MilvusConnection.check_open)
-    aclient = forward("_connection", MilvusConnection.aclient)
     generation = forward("_connection", MilvusConnection.generation)
     _resolved_args = forward("_connection", MilvusConnection.resolved_args)
 

@@ -1,4 +1,4 @@
-"""The clients of one connection: a ``MilvusClient`` made on first use, an ``AsyncMilvusClient`` per event loop.
+"""The client of one connection: a ``MilvusClient`` made on first use (the async reads run it in a worker thread).
 
 On Milvus Lite the stores of a process share the embedded server of a path (:mod:`.lite`): the
 first client of a store acquires it and :meth:`MilvusClients.close` releases it.
@@ -6,14 +6,12 @@ first client of a store acquires it and :meth:`MilvusClients.close` releases it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pymilvus import AsyncMilvusClient, MilvusClient
+from pymilvus import MilvusClient
 
 from langchain_graphrag_milvus.errors import StoreConnectionError
 from langchain_graphrag_milvus.milvus.lite import (
@@ -29,7 +27,7 @@ __all__ = ["MilvusClients"]
 
 
 class MilvusClients:
-    """The sync client and the per-loop async clients of one connection (nothing connects before first use).
+    """The client of one connection (nothing connects before first use).
 
     Args:
         uri: Milvus Lite path, server URI or Zilliz Cloud endpoint.
@@ -46,9 +44,6 @@ class MilvusClients:
         self.timeout = timeout
         self.lock = lock
         self._client: MilvusClient | None = None
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncMilvusClient] = (
-            weakref.WeakKeyDictionary()
-        )
 
     def resolved_args(self) -> dict[str, Any]:
         """The ``MilvusClient`` arguments (Milvus Lite's with its gRPC options)."""
@@ -65,14 +60,14 @@ class MilvusClients:
                         logging.getLogger(name).addFilter(lite_filter)
                     lite_path = self.resolved_args()["uri"] if is_lite(self.uri) else None
                     running = lite_path is not None and lite_server_running(lite_path)
-                    self._client = self._connect(MilvusClient)
+                    self._client = self._connect()
                     if lite_path is not None:
                         acquire_lite(lite_path, started=not running)
         return self._client
 
-    def _connect(self, client_class: Any) -> Any:
+    def _connect(self) -> MilvusClient:
         try:
-            return client_class(**self.resolved_args(), timeout=self.timeout)
+            return MilvusClient(**self.resolved_args(), timeout=self.timeout)
         except Exception as exc:  # pymilvus raises several types here; all mean the same
             raise StoreConnectionError(
                 f"cannot connect to Milvus at {self.uri!r}: {exc}. Check that the URI is a server "
@@ -80,17 +75,8 @@ class MilvusClients:
                 "local Milvus Lite path ending in .db, and that the server is running"
             ) from exc
 
-    async def aclient(self) -> AsyncMilvusClient:
-        """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._aclients.get(loop)
-        if client is None:
-            client = self._connect(AsyncMilvusClient)
-            self._aclients[loop] = client
-        return client
-
     def close(self, others: Sequence[object] = ()) -> None:
-        """Close the clients; on Milvus Lite, release the server (:func:`.lite.release_lite`).
+        """Close the client; on Milvus Lite, release the server (:func:`.lite.release_lite`).
 
         Args:
             others: Other clients of the store (its vector stores'), not counted as other users
@@ -98,10 +84,9 @@ class MilvusClients:
         """
         with self.lock:
             had_client = self._client is not None
-            own: list[object] = [*self._aclients.values(), *others]
+            own: list[object] = list(others)
             if self._client is not None:
                 self._client.close()
                 self._client = None
-            self._aclients.clear()
             if had_client and is_lite(self.uri):
                 release_lite(self.resolved_args()["uri"], own)

@@ -10,12 +10,11 @@ collection properties it keeps (store id, generation counter) :mod:`.properties`
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pymilvus import AsyncMilvusClient, MilvusClient
+from pymilvus import MilvusClient
 
 from langchain_graphrag_milvus.errors import CollectionNotFoundError, ForeignCollectionError, GraphRAGError
 from langchain_graphrag_milvus.milvus import expr
@@ -122,10 +121,6 @@ class MilvusConnection:
     def client(self) -> MilvusClient:
         """The synchronous ``MilvusClient`` (connects on first use)."""
         return self.clients.client
-
-    async def aclient(self) -> AsyncMilvusClient:
-        """The ``AsyncMilvusClient`` of the running event loop (one per loop)."""
-        return await self.clients.aclient()
 
     def close(self) -> None:
         """Close the clients; stop Milvus Lite's server only if this package started it and nothing else uses it.
@@ -250,11 +245,6 @@ class MilvusConnection:
                 self.client.load_collection(self.collection_name(kind), timeout=self.timeout)
             self.dim = dims.pop()
             return self.dim
-
-    async def acheck_open(self) -> None:
-        """:meth:`check_open` off the event loop, unless already done."""
-        if self.dim is None:
-            await asyncio.to_thread(self.check_open)
 
     def drop(self) -> None:
         """Drop the collections this store owns (irreversible).

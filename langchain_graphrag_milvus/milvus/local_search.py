@@ -200,25 +200,7 @@ class LocalSearch:
         output_fields: Sequence[str] = ("pk",),
         within: Sequence[str] | None = None,
     ) -> list[list[Hit]]:
-        """Async :meth:`search` (the table is checked and scored on a worker thread)."""
-        if self.check is not None and not self.check.searches_checked:
-            await asyncio.to_thread(self.check.before_search)
-        fields = self._fields(kind, output_fields)
-        now: asyncio.Future[Stamp | None] | None = None
-        if self._may_hold(kind, limit, filter_expr, within, fields):
-            now = asyncio.ensure_future(asyncio.to_thread(self._stamp))  # read first, as in :meth:`search`
-        plan = await asyncio.to_thread(self._plan, kind, vectors, filter_expr, within) if limit >= 1 else None
-        if plan is None:
-            if now is not None:
-                now.cancel()
-            return await self.reads.asearch(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
-        table, stamp, rows = plan
-        found = await asyncio.to_thread(self._score, kind, table, vectors, limit, rows)
-        if now is not None and self._direct(kind, table, stamp, fields):
-            if await now == stamp:
-                return self._held(kind, table, found, fields)
-        elif now is not None:
-            now.cancel()
-        ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
-        read = await self.reads.afetch(kind, ids, fields or ("pk",)) if ids else {}
-        return self._hits(kind, found, fields, read)
+        """Async :meth:`search`: that search, in a worker thread (one implementation, see :mod:`.read_seam`)."""
+        return await asyncio.to_thread(
+            self.search, kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields, within=within
+        )

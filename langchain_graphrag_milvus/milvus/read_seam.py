@@ -14,9 +14,11 @@ Rows are plain dicts keyed by field name; every row carries its id as ``"pk"`` (
 whatever the backend's key type), passages their text as ``"text"``. Filters are Milvus
 boolean expressions, and text enters them only through :mod:`.expr`. A read is written once,
 blocking; the async forms that retrieval awaits (:meth:`~StoreReads.asearch`,
-:meth:`~StoreReads.afetch`) default to that blocking read in a worker thread, as the
-blocking pipelines' executor is driven, and an implementation with a native async client
-may override them. The other reads are made by writers, which run in a thread anyway.
+:meth:`~StoreReads.afetch`) are that blocking read in a worker thread. Milvus' own
+implementation once overrode them with pymilvus' ``AsyncMilvusClient``; measured
+(``benchmarks/bench_async_reads.py``), the native twin bought nothing over the thread, so it
+was removed, and ``tests/unit/test_async_twins.py`` fails on a new hand-written twin. The
+other reads are made by writers, which run in a thread anyway.
 
 A new read is one method here (its blocking form), one in each implementation, and one
 case in the compliance suite.

@@ -3,9 +3,10 @@
 :class:`MilvusReads` is the Milvus implementation of the read seam
 (:class:`~langchain_graphrag_milvus.milvus.read_seam.StoreReads`): every read of the store's
 rows outside this module goes through it. It reads through a
-:class:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection`; searches and fetches
-also have native async forms (``AsyncMilvusClient``), which share the request building and
-the result parsing with the blocking ones. A
+:class:`~langchain_graphrag_milvus.milvus.connection.MilvusConnection`'s ``MilvusClient``.
+Each read is written once, blocking; its async forms are the read seam's (the blocking read
+in a worker thread): measured against ``AsyncMilvusClient`` (``benchmarks/bench_async_reads.py``),
+a native twin bought nothing. A
 :class:`~langchain_graphrag_milvus.milvus.row_layout.RowLayout` says how rows are stored
 (field names, key type): this package's schema by default; an existing collection's
 passages have their own (:mod:`langchain_graphrag_milvus.milvus.existing`), and every read
@@ -14,7 +15,6 @@ of them (searches, fetches, queries, scans, the tenant view's passage matching) 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -107,29 +107,6 @@ class MilvusReads(StoreReads):
                 hits = self._exact(kind, request, hits, rows)
         return self.layout.hits(kind, hits)
 
-    async def asearch(
-        self,
-        kind: Kind,
-        vectors: Sequence[Sequence[float]],
-        limit: int,
-        *,
-        filter_expr: str | None = None,
-        output_fields: Sequence[str] = ("pk",),
-    ) -> list[list[Hit]]:
-        """Async :meth:`search`."""
-        if not vectors or limit < 1:
-            return [[] for _ in vectors]
-        await self.connection.acheck_open()
-        self._check_dim(self.connection.check_open(), vectors)
-        client = await self.connection.aclient()
-        request = self._search_request(kind, vectors, limit, filter_expr, output_fields)
-        with filter_errors(filter_expr):
-            hits = _parse_hits(await client.search(**request))
-            if self._short(kind, request, hits):
-                rows = await client.query(**exact.exact_query(request, self.layout.key_field(kind)))
-                hits = self._exact(kind, request, hits, rows)
-        return self.layout.hits(kind, hits)
-
     def _short(self, kind: Kind, request: Mapping[str, Any], hits: list[list[Hit]]) -> bool:
         """A filtered search on an approximate index that returned fewer hits than its limit (see :mod:`.exact`)."""
         if not request.get("filter") or not exact.approximate(self.connection.index_type(kind)):
@@ -196,25 +173,6 @@ class MilvusReads(StoreReads):
         requests = self._fetch_requests(kind, unique, output_fields, filter_expr)
         with filter_errors(filter_expr):
             return self._rows(kind, [self.connection.client.query(**req) for req in requests])
-
-    async def afetch(
-        self,
-        kind: Kind,
-        ids: Iterable[str],
-        output_fields: Sequence[str] | None = ("pk",),
-        *,
-        filter_expr: str | None = None,
-    ) -> dict[str, dict[str, Any]]:
-        """Async :meth:`fetch`."""
-        unique = self._unique(kind, ids)
-        if not unique:
-            return {}
-        await self.connection.acheck_open()
-        client = await self.connection.aclient()
-        requests = self._fetch_requests(kind, unique, output_fields, filter_expr)
-        with filter_errors(filter_expr):
-            results = await asyncio.gather(*(client.query(**req) for req in requests))
-        return self._rows(kind, results)
 
     def matching_passages(self, ids: Sequence[str], filter_expr: str) -> list[str]:
         """Those of ``ids`` whose passages match ``filter_expr`` (read with ``"Strong"`` consistency).
