@@ -186,8 +186,8 @@ def test_the_reads_and_writes_are_thread_delegates() -> None:
         "milvus/read_seam.py:StoreReads.asearch",
         "milvus/read_seam.py:StoreReads.afetch",
         "milvus/local_search.py:LocalSearch.asearch",
-        "ingest/store_writes.py:StoreWrites.aadd_documents",
-        "ingest/store_writes.py:StoreWrites.amerge_entities",
+        "ingest/store_writes.py:WriteOperations.aadd_documents",
+        "ingest/store_writes.py:WriteOperations.amerge_entities",
     ):
         assert census[key] == "delegate", key
 
