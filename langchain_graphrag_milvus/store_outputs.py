@@ -1,5 +1,7 @@
 """What a store makes of itself: its naive and path retrievers, its index recall, its graph as a Subgraph.
 
+Also the deprecated ``aclient()`` (an ``AsyncMilvusClient`` on the store's Milvus).
+
 :class:`StoreOutputs` is a mixin of :class:`~langchain_graphrag_milvus.store.MilvusGraphStore`
 (one concern: what callers build from a store, apart from owning its parts). It sits below the
 store and above the retrievers it builds, which it imports when a method runs.
@@ -7,6 +9,7 @@ store and above the retrievers it builds, which it imports when a method runs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -14,7 +17,9 @@ from langchain_graphrag_milvus.milvus.indexes import index_recall
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
+    from pymilvus import AsyncMilvusClient
 
+    from langchain_graphrag_milvus.milvus.connection import MilvusConnection
     from langchain_graphrag_milvus.milvus.reads import MilvusReads
     from langchain_graphrag_milvus.milvus.schema import Kind
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
@@ -30,6 +35,31 @@ class StoreOutputs:
 
     embedding: Embeddings
     _reads: MilvusReads
+    _connection: MilvusConnection
+
+    async def aclient(self) -> AsyncMilvusClient:
+        """Deprecated: a new ``AsyncMilvusClient`` on this store's Milvus; the caller closes it.
+
+        The store's own async reads run its blocking reads in a worker thread (pymilvus' async
+        client measured no faster: ``benchmarks/bench_async_reads.py``), so it keeps no async
+        client. On Milvus Lite the client connects to the server this store runs.
+
+            client = await store.aclient()  # DeprecationWarning
+            try:
+                names = await client.list_collections()
+            finally:
+                await client.close()
+        """
+        from pymilvus import AsyncMilvusClient
+
+        warnings.warn(
+            "MilvusGraphStore.aclient() is deprecated: the store keeps no async client; it returns a new "
+            "AsyncMilvusClient that the caller closes",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self._connection.client  # noqa: B018 - connects (and starts Milvus Lite's server) first
+        return AsyncMilvusClient(**self._connection.resolved_args())
 
     def _as_store(self) -> RetrievalStore:
         """This store, as the retrievers take it (the mixin is only ever part of a ``MilvusGraphStore``)."""
