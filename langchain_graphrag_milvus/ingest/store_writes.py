@@ -270,3 +270,16 @@ class WriteOperations:
         return await asyncio.to_thread(
             self.merge_entities, listed, into=into, tenant=tenant, all_tenants=all_tenants
         )
+
+
+def __getattr__(name: str) -> Any:
+    """``StoreWrites``, this class's name before the write seam took it: the same class, with a warning."""
+    if name == "StoreWrites":
+        warnings.warn(
+            "langchain_graphrag_milvus.ingest.store_writes.StoreWrites is now WriteOperations "
+            "(StoreWrites names the write seam, langchain_graphrag_milvus.milvus.write_seam)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return WriteOperations
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

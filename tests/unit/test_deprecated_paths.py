@@ -23,3 +23,13 @@ def test_old_path_warns_and_gives_the_same_objects(old: str, new: str, name: str
     assert getattr(module, name) is getattr(moved, name)
     assert set(module.__all__) == set(moved.__all__)
     assert all(getattr(module, n) is getattr(moved, n) for n in moved.__all__)
+
+
+def test_the_write_operations_old_name_warns_and_is_the_same_class() -> None:
+    from langchain_graphrag_milvus.ingest import store_writes
+
+    with pytest.warns(DeprecationWarning, match="WriteOperations"):
+        old = store_writes.StoreWrites
+    assert old is store_writes.WriteOperations
+    with pytest.raises(AttributeError):
+        store_writes.NoSuchName  # noqa: B018
