@@ -25,7 +25,6 @@ from langchain_graphrag_milvus.milvus.properties import (
     GENERATION_KEY,
     STORE_ID_KEY,
     TENANT_ROWS_KEY,
-    assign_store_id,
     collection_properties,
     creation_properties,
     warn_shared_rows,
@@ -37,6 +36,7 @@ from langchain_graphrag_milvus.milvus.schema import (
     create_collection,
     ensure_vector_index,
 )
+from langchain_graphrag_milvus.milvus.store_properties import StoreProperties
 from langchain_graphrag_milvus.milvus.write_guard import WriteLease
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ __all__ = ["MilvusConnection", "GENERATION_KEY", "STORE_ID_KEY", "TENANT_ROWS_KE
 DEFAULT_WRITE_WAIT = 90.0
 
 
-class MilvusConnection:
+class MilvusConnection(StoreProperties):
     """Clients and collections of one store (nothing is contacted before first use).
 
     Args:
@@ -347,42 +347,3 @@ class MilvusConnection:
     def written(self, kind: Kind) -> None:
         """Record an insert or upsert in ``kind``: its timestamp follows any earlier delete."""
         self._strong_reads.discard(kind)
-
-    # ------------------------------------------------------------------ generation counter
-    def _properties(self) -> dict[str, Any]:
-        self.check_open()
-        return collection_properties(self.client, self.collection_name("relations"))
-
-    def generation(self) -> int:
-        """A counter of changes to the graph's data, kept in Milvus (a collection property)."""
-        return int(self._properties().get(GENERATION_KEY, 0))
-
-    def stamp(self) -> tuple[str | None, int]:
-        """The store id (None if none was assigned yet) and the generation counter, in one read (nothing written)."""
-        props = self._properties()
-        store_id = props.get(STORE_ID_KEY)
-        return (str(store_id) if store_id else None), int(props.get(GENERATION_KEY, 0))
-
-    def identity(self) -> tuple[str, int]:
-        """The store id and the generation counter, read together (one ``describe_collection``).
-
-        The store id is a uuid4 hex set when the collections are created: two stores with
-        the same prefix (other URIs, or collections dropped and created again) never share
-        it. Collections created before store ids existed get one here, the first time it is
-        asked for (when a graph index is saved or loaded); if two processes assign one at
-        once, both use the one Milvus kept (an index saved meanwhile with the other is rebuilt once).
-        """
-        props = self._properties()
-        store_id = props.get(STORE_ID_KEY)
-        if not store_id:
-            with self.lock:
-                props = assign_store_id(self.client, self.collection_name("relations"), self.timeout)
-                store_id = props[STORE_ID_KEY]
-        return str(store_id), int(props.get(GENERATION_KEY, 0))
-
-    def set_generation(self, value: int) -> None:
-        """Store a new value of the generation counter."""
-        self.lease.ensure()
-        self.client.alter_collection_properties(
-            self.collection_name("relations"), properties={GENERATION_KEY: str(value)}, timeout=self.timeout
-        )

@@ -36,13 +36,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from langchain_graphrag_milvus.errors import EmbeddingMismatchError
-from langchain_graphrag_milvus.milvus.properties import collection_properties
-from langchain_graphrag_milvus.milvus.schema import check_collection
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from langchain_graphrag_milvus.milvus.connection import MilvusConnection
+    from langchain_graphrag_milvus.milvus.state_seam import StoreState
 
 __all__ = [
     "FINGERPRINT_KEY",
@@ -137,12 +135,12 @@ class EmbeddingCheck:
 
     Args:
         connection: The store's connection (its relation collection holds the fingerprint; new
-            collections get :attr:`MilvusConnection.fingerprint` at creation).
+            collections get :attr:`~.state_seam.StoreState.fingerprint` at creation).
         embedding: The store's current model (read at each check: ``store.embedding`` may be replaced).
         label: The store, in messages.
     """
 
-    def __init__(self, connection: MilvusConnection, embedding: Callable[[], Embeddings], label: str = "") -> None:
+    def __init__(self, connection: StoreState, embedding: Callable[[], Embeddings], label: str = "") -> None:
         self.connection = connection
         self.embedding = embedding
         self.label = label
@@ -198,17 +196,14 @@ class EmbeddingCheck:
             if vector is None:
                 return  # an unusable vector: the write refuses it, naming the text
             conn.fingerprint = fingerprint_properties(vector, describe_model(model))
-            name = conn.collection_name("relations")
-            if not conn.client.has_collection(name):
+            found = conn.relation_properties()  # ours (else refused: nothing is written to it)
+            if found is None:
                 return  # created with the fingerprint by this write
-            description = conn.client.describe_collection(name)
-            # ours (else refused: nothing is written to it), and of this model's dimension
-            if check_collection(description, "relations", None) != vector.size:
+            props, dim = found
+            if dim != vector.size:
                 return  # the write's dimension check refuses it, naming the text
-            props = dict(description.get("properties") or {})
             if FINGERPRINT_KEY not in props:
-                conn.client.alter_collection_properties(name, properties=conn.fingerprint, timeout=conn.timeout)
-                props = collection_properties(conn.client, name)  # what Milvus kept
+                props = conn.record_properties(conn.fingerprint)  # what the backend kept
             self._compare(props, vector, model)
             self._verified = model
 
@@ -226,7 +221,7 @@ class EmbeddingCheck:
                 return
             model, conn = self.embedding(), self.connection
             dim = conn.check_open()
-            props = collection_properties(conn.client, conn.collection_name("relations"))
+            props = conn.properties()
             if FINGERPRINT_KEY in props:
                 vector = self.probe()
                 if vector is None or vector.size != dim:

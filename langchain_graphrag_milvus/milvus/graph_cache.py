@@ -20,7 +20,6 @@ from typing import Any, Generic, Literal, TypeVar
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
-from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_changes import GraphChanges
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report, release_free_memory
@@ -29,7 +28,8 @@ from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
 from langchain_graphrag_milvus.milvus.graph_vectors import GraphVectors
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
 from langchain_graphrag_milvus.milvus.local_vectors import LocalVectors
-from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
+from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.text.name_map import NameMap
 from langchain_graphrag_milvus.text.name_table import NameTable
 
@@ -66,8 +66,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
 
     def __init__(
         self,
-        connection: MilvusConnection,
-        reads: MilvusReads,
+        connection: StoreState,
+        reads: StoreReads,
         linker_factory: Callable[[Iterable[str]], LinkerT],
         *,
         graph_path: str | os.PathLike[str] | None = None,
@@ -289,7 +289,7 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
     def fingerprint(self) -> dict[str, Any]:
         """What a saved graph index must match: store id, generation and row counts.
 
-        The store id (:meth:`MilvusConnection.identity`) tells an index saved by another store
+        The store id (:meth:`~.state_seam.StoreState.identity`) tells an index saved by another store
         with the same prefix (or copied from one, checksums and all) from this store's own.
         """
         store_id, generation = self.connection.identity()

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
-from langchain_graphrag_milvus.milvus.connection import MilvusConnection
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
+from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.text.name_map import NameMap
 
 __all__ = ["GraphChanges"]
@@ -24,7 +24,7 @@ __all__ = ["GraphChanges"]
 class GraphChanges:
     """The write side of :class:`~langchain_graphrag_milvus.milvus.graph_cache.GraphCache` (a mixin)."""
 
-    connection: MilvusConnection
+    connection: StoreState
     _lock: threading.RLock
     _graph: GraphIndex | None
     _entity_names: NameMap | None

@@ -32,8 +32,9 @@ from langchain_graphrag_milvus.milvus.local_vectors import (
     Target,
     VectorTable,
 )
-from langchain_graphrag_milvus.milvus.reads import MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
 from langchain_graphrag_milvus.milvus.schema import Kind
+from langchain_graphrag_milvus.milvus.state_seam import StoreState
 
 __all__ = ["GraphVectors"]
 
@@ -41,7 +42,8 @@ __all__ = ["GraphVectors"]
 class GraphVectors:
     """The local vectors of :class:`~langchain_graphrag_milvus.milvus.graph_cache.GraphCache` (a mixin)."""
 
-    reads: MilvusReads
+    reads: StoreReads
+    connection: StoreState
     graph_path: Path | None
     _lock: threading.RLock
     _graph: GraphIndex | None
@@ -76,7 +78,7 @@ class GraphVectors:
         local = self.local
         if local is None or kind not in LOCAL_KINDS:
             return None
-        metric = self.reads.connection.index_metric(kind)
+        metric = self.connection.index_metric(kind)
         if metric and metric != ("COSINE" if local.cosine else "IP"):  # Milvus searches with the index's metric
             return None
         source: object

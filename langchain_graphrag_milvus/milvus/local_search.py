@@ -23,21 +23,28 @@ import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from langchain_graphrag_milvus.graph.ids import find_keys, ids_to_keys
 from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
 from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
-from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit, MilvusReads
+from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K, Hit, StoreReads
+from langchain_graphrag_milvus.milvus.row_layout import RowLayout
 from langchain_graphrag_milvus.milvus.schema import Kind
 
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
     from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 
-__all__ = ["LocalSearch"]
+__all__ = ["LaidOutReads", "LocalSearch"]
+
+
+class LaidOutReads(StoreReads, Protocol):
+    """A read seam whose rows follow a :class:`~.row_layout.RowLayout` (the held fields' names)."""
+
+    layout: RowLayout
 
 Stamp = tuple["str | None", "int | None"]
 Found = list[list[tuple[str, float]]]
@@ -60,12 +67,12 @@ class LocalSearch:
     """The store's searches: from the client's vector tables where it holds them, else Milvus'.
 
     Args:
-        reads: The store's Milvus reads (searches it does not answer, the generation counter, hits read back).
+        reads: The store's reads (searches it does not answer, hits read back) and their row layout.
         graph: The store's graph cache, which keeps the tables (``stamped_table``).
         check: The store's embedding check (:mod:`.fingerprint`), run before its first search; None: none.
     """
 
-    def __init__(self, reads: MilvusReads, graph: GraphCache[Any], check: EmbeddingCheck | None = None) -> None:
+    def __init__(self, reads: LaidOutReads, graph: GraphCache[Any], check: EmbeddingCheck | None = None) -> None:
         self.reads = reads
         self.graph = graph
         self.check = check
@@ -152,7 +159,7 @@ class LocalSearch:
     def _stamp(self) -> Stamp | None:
         """The store id and generation counter now (None if the read fails: the hits are read back)."""
         try:
-            return self.reads.connection.stamp()
+            return self.graph.connection.stamp()
         except Exception:  # noqa: BLE001  (the read back below raises what a failing Milvus raises)
             return None
 

@@ -24,6 +24,7 @@ from typing import Any
 from langchain_graphrag_milvus.errors import CollectionNotFoundError, EmbeddingDimensionError, InvalidFilterError
 from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K, Hit, StoreReads
 from langchain_graphrag_milvus.milvus.schema import KINDS, Kind
+from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 
 __all__ = ["MemoryBackend", "MemoryReads", "MemoryWrites", "compile_filter"]
@@ -334,3 +335,66 @@ class MemoryWrites(StoreWrites):
     def fit_indexes(self) -> list[Kind]:
         """No index to fit."""
         return []
+
+
+class MemoryState(StoreState):
+    """The store's state in memory: a generation counter, a store id and the relation properties."""
+
+    def __init__(self, backend: MemoryBackend, prefix: str = "memory") -> None:
+        self.backend = backend
+        self.uri = "memory"
+        self.collection_prefix = prefix
+        self.partition_key_field = backend.partition_key_field
+        self.lock = threading.RLock()  # the state's own: reads take the backend's lock from other threads
+        self.fingerprint: dict[str, str] = {}
+        self.props: dict[str, Any] = {"store_id": "memory-store", "generation": 0}
+
+    @property  # type: ignore[override]
+    def dim(self) -> int | None:
+        """The backend's dimension (None before the first write)."""
+        return self.backend.dim
+
+    @dim.setter
+    def dim(self, value: int | None) -> None:
+        pass  # nothing cached here to forget
+
+    def check_open(self) -> int:
+        """The dimension, or CollectionNotFoundError before the first write."""
+        return MemoryWrites(self.backend).check_open()
+
+    def stamp(self) -> tuple[str | None, int]:
+        """Store id and generation."""
+        return str(self.props["store_id"]), int(self.props["generation"])
+
+    def identity(self) -> tuple[str, int]:
+        """Store id and generation."""
+        return str(self.props["store_id"]), int(self.props["generation"])
+
+    def set_generation(self, value: int) -> None:
+        """Keep the new counter."""
+        self.props["generation"] = value
+
+    def tenant_rows(self) -> bool:
+        """Per tenant whenever there are tenants."""
+        return self.partition_key_field is not None
+
+    def index_metric(self, kind: Kind) -> str:
+        """Cosine, as :meth:`MemoryReads.search` scores."""
+        return "COSINE"
+
+    def forget_index_types(self) -> None:
+        """No index."""
+
+    def properties(self) -> dict[str, Any]:
+        """The recorded properties (after :meth:`check_open`)."""
+        self.check_open()
+        return dict(self.props)
+
+    def relation_properties(self) -> tuple[dict[str, Any], int] | None:
+        """The recorded properties and the dimension; None before the first write."""
+        return None if self.backend.dim is None else (dict(self.props), self.backend.dim)
+
+    def record_properties(self, properties: Mapping[str, str]) -> dict[str, Any]:
+        """Keep ``properties``."""
+        self.props.update(properties)
+        return dict(self.props)
