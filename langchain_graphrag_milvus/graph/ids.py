@@ -350,6 +350,32 @@ class StringIdMap:
             raise UnknownIdError(f"{len(missing)} passage id(s) not in the graph index, e.g. {missing[0]!r}")
         return found
 
+    def repack(self) -> None:
+        """Make the id strings and their indices again, in place, after freeing the old ones (same content).
+
+        Ids decoded from Milvus rows are small objects interleaved with the rows' own; once the
+        rows are freed, each surviving id keeps the allocator's page (and 1 MiB arena) it sits in
+        resident: 11k passage ids kept 26 MiB of a 100k-relation rebuild resident
+        (``benchmarks/bench_memory.py``). Packing them into one bytes object first, dropping them,
+        and decoding them afterwards puts them side by side. Call it only on a map nobody else
+        reads yet (a graph just built).
+
+        Example:
+            >>> m = StringIdMap(["p1", "p2"])
+            >>> m.repack()
+            >>> m.ids, m.find(["p2", "x"]).tolist()
+            (['p1', 'p2'], [1, -1])
+        """
+        encoded = [pid.encode("utf-8", "surrogatepass") for pid in self.ids]  # any str round-trips
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        blob = b"".join(encoded)
+        del encoded
+        self.ids, self._index = [], {}  # the old strings and ints are freed here, before the new ones exist
+        ends = np.cumsum(lengths).tolist()
+        starts = [0, *ends[:-1]]
+        self.ids = [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
+        self._index = {pid: i for i, pid in enumerate(self.ids)}
+
     def extended(self, new_ids: Iterable[str]) -> StringIdMap:
         """A new map with ``new_ids`` (not yet present) appended; ``self`` is unchanged."""
         out = StringIdMap.__new__(StringIdMap)

@@ -23,7 +23,7 @@ from langchain_graphrag_milvus.graph.owned_dir import check_graph_path
 from langchain_graphrag_milvus.milvus.graph_changes import GraphChanges
 from langchain_graphrag_milvus.milvus.graph_fold import GraphDelta, PendingFold
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, memory_report, release_free_memory
-from langchain_graphrag_milvus.milvus.graph_read import read_graph_rows, read_view
+from langchain_graphrag_milvus.milvus.graph_read import read_graph, read_view
 from langchain_graphrag_milvus.milvus.graph_saved import load_saved, save_index
 from langchain_graphrag_milvus.milvus.graph_vectors import GraphVectors
 from langchain_graphrag_milvus.milvus.lite import check_lite_parent, is_lite
@@ -238,13 +238,9 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         else:
             store, generation = self.connection.stamp()
         self._seen_generation, self._seen_store = generation, store
-        rows = read_graph_rows(self.reads, self.rebuild_parallel)
-        graph = rows.to_graph()
-        self._entity_names = NameMap.from_mapping(rows.names)  # read anyway: the offline linker needs them
+        graph, self._entity_names = read_graph(self.reads, self.rebuild_parallel)  # names: the offline linker's
         if fingerprint is not None:
             self._save(graph, fingerprint, vectors=False)  # (not in memory yet: read at the first search)
-        del rows
-        release_free_memory()  # the rows read were several times what the graph keeps
         return graph
 
     def _save(self, graph: GraphIndex, fingerprint: dict[str, Any], *, vectors: bool = True) -> None:

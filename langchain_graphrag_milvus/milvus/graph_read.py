@@ -22,9 +22,11 @@ import numpy as np
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.graph.ids import id_to_key
 from langchain_graphrag_milvus.milvus import expr
+from langchain_graphrag_milvus.milvus.graph_memory import release_free_memory
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
+from langchain_graphrag_milvus.text.name_map import NameMap
 
-__all__ = ["GraphRows", "key_ranges", "read_graph_rows", "read_view"]
+__all__ = ["GraphRows", "key_ranges", "read_graph", "read_graph_rows", "read_view"]
 
 _HEX = "0123456789abcdef"
 T = TypeVar("T")
@@ -111,6 +113,22 @@ def read_graph_rows(reads: StoreReads, parallel: int = 1) -> GraphRows:
         out.synonyms[0].extend(part.synonyms[0])
         out.synonyms[1].extend(part.synonyms[1])
     return out
+
+
+def read_graph(reads: StoreReads, parallel: int = 1) -> tuple[GraphIndex, NameMap]:
+    """The graph index and the entity names of every row (:func:`read_graph_rows`), built in a compact heap.
+
+    The rows read are several times what the graph keeps: they are dropped, the passage ids
+    the graph keeps are made again side by side (:meth:`~.graph.ids.StringIdMap.repack`), and
+    the freed heap pages are given back (:func:`.graph_memory.release_free_memory`).
+    """
+    rows = read_graph_rows(reads, parallel)
+    graph = rows.to_graph()
+    names = NameMap.from_mapping(rows.names)
+    del rows
+    graph.passages.repack()
+    release_free_memory()
+    return graph, names
 
 
 def read_view(reads: StoreReads, graph: GraphIndex, filter_expr: str, field: str | None) -> GraphView:
