@@ -152,3 +152,25 @@ def test_ranked_walks_settle_only_what_is_read() -> None:
     )
     with pytest.raises(ValueError, match="ppr_stop"):
         WalkParams(ppr_stop="never")
+
+
+@pytest.mark.parametrize(
+    ("ranking", "want_pool", "read"),
+    [
+        ({}, False, "k"),  # the no-LLM default: the k returned
+        ({"keep_dense": 2}, False, "k"),  # keep_dense places dense hits inside the first k
+        ({}, True, "walk_limit"),  # a reranker's pool lists the whole order
+        ({"fuse_dense": 0.5}, False, "walk_limit"),  # the fusion reads the order to its depth
+    ],
+)
+def test_the_ranking_settles_what_it_reads(
+    ranking: dict[str, float], want_pool: bool, read: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_graphrag_milvus.retrieval import rankings
+    from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(rankings, "ppr_ranking", lambda *args, **kwargs: seen.update(kwargs))
+    p = RetrievalParams(k=4, ranking=rankings.PageRankWalk(**ranking))
+    p.ranking.rank(None, p, want_pool, None)  # type: ignore[arg-type]
+    assert seen["settle"] == getattr(p, read) and p.k < p.walk_limit
