@@ -4,7 +4,9 @@ The graph has one node per entity, relation and passage; a relation is linked to
 two entities and to the passages that support it (undirected, unit weights). A walker
 restarts at the seed nodes with probability ``1 - damping`` and otherwise follows a
 random edge. Power iteration on a column-stochastic ``scipy.sparse`` matrix runs until
-the L1 change falls below ``tol``.
+the L1 change falls below ``tol`` or, with ``settle=k``, until the order of the top ``k``
+passages is settled (:func:`passages_settled`): a ranking that reads only those stops
+there, at about half the sweeps.
 
 With a relation mask (and a passage mask: a tenant view), the walk runs on the allowed
 subgraph alone: masked-out relations and passages have no edges at all, so degrees count
@@ -41,7 +43,7 @@ except ImportError:  # pragma: no cover - a scipy without it: ``@``
 
 from langchain_graphrag_milvus.graph.index import GraphIndex
 
-__all__ = ["PPRResult", "personalized_pagerank", "transition_matrices"]
+__all__ = ["PPRResult", "passages_settled", "personalized_pagerank", "transition_matrices"]
 
 F32 = npt.NDArray[np.float32]
 _MASKED_CACHE = 8
@@ -50,7 +52,11 @@ Weights = Mapping[int, float] | tuple[npt.ArrayLike, npt.ArrayLike] | None
 
 @dataclass(frozen=True)
 class PPRResult:
-    """Stationary scores split by node type (together they sum to 1)."""
+    """Stationary scores split by node type (together they sum to 1).
+
+    ``converged``: the last L1 change fell below ``tol``; ``settled``: the sweeps stopped
+    earlier, when the order of the top ``settle`` passages was settled.
+    """
 
     entity: F32
     relation: F32
@@ -58,6 +64,7 @@ class PPRResult:
     iterations: int
     converged: bool
     residual: float
+    settled: bool = False
 
 
 def transition_matrices(
@@ -158,6 +165,7 @@ def personalized_pagerank(
     max_iter: int = 100,
     relation_mask: npt.NDArray[np.bool_] | None = None,
     passage_mask: npt.NDArray[np.bool_] | None = None,
+    settle: int = 0,
 ) -> PPRResult:
     """Personalised PageRank seeded by weighted entities, relations and passages.
 
@@ -172,6 +180,8 @@ def personalized_pagerank(
         relation_mask: Optional boolean mask; the walk runs on the allowed relations'
             subgraph (masked-out relations are not edges, get no mass, count in no degree).
         passage_mask: Optional boolean mask over passages, likewise.
+        settle: Also stop as soon as the order of the ``settle`` best passages is settled
+            (:func:`passages_settled`); 0: only at ``tol``. Never more sweeps than without it.
 
     Returns:
         Scores per node type. With no (positive) seed weight, all scores are zero.
@@ -187,8 +197,8 @@ def personalized_pagerank(
     s_nodes = np.concatenate([restart[:n_e], restart[n_e + n_r :]])
     s_rel = restart[n_e : n_e + n_r]
     blocked = None if relation_mask is None else np.flatnonzero(~relation_mask)
-    x_nodes, x_rel, iterations, residual = _sweeps(
-        to_nodes, to_relations, s_nodes, s_rel, blocked, (damping, tol, max_iter)
+    x_nodes, x_rel, iterations, residual, settled = _sweeps(
+        to_nodes, to_relations, s_nodes, s_rel, blocked, (damping, tol, max_iter), (n_e, max(0, int(settle)))
     )
     # mass lost to masked relations returns to the restart set: with a restart vector
     # proportional to the seeds, that is the same as normalising the fixed point
@@ -204,6 +214,7 @@ def personalized_pagerank(
         iterations=iterations,
         converged=residual < tol,
         residual=residual,
+        settled=settled,
     )
 
 
@@ -240,8 +251,9 @@ def _sweeps(
     s_rel: F32,
     blocked: npt.NDArray[np.intp] | None,
     setting: tuple[float, float, int],
-) -> tuple[F32, F32, int, float]:
-    """Iterate to the fixed point: (node scores, relation scores, iterations, last L1 change).
+    settle: tuple[int, int] = (0, 0),
+) -> tuple[F32, F32, int, float, bool]:
+    """Iterate to the fixed point: (node scores, relation scores, iterations, last L1 change, settled).
 
     Gauss-Seidel sweeps on the bipartite graph: each sweep reads every edge once in
     each direction and contracts the error by damping**2 (plain power iteration
@@ -252,8 +264,14 @@ def _sweeps(
     buffers of this sweep and the last are swapped. Every value is computed by the same float32
     operations as ``(1 - damping) * s + damping * (A @ x)``, so the scores and the number of
     sweeps are bit for bit those of that expression (``tests/unit/test_ppr.py``).
+
+    ``settle``: (where the passages start among the nodes, how many of the best must be settled;
+    0: stop at ``tol`` only). The check reads the passages' last changes, already in hand.
     """
     damping, tol, max_iter = setting
+    first_passage, top = settle
+    ratio = damping**2 / (1.0 - damping**2)  # the remaining change of a sweep's change (see passages_settled)
+    settled = False
     keep_nodes = (1.0 - damping) * s_nodes
     keep_rel = (1.0 - damping) * s_rel
     x_nodes, x_rel = s_nodes.copy(), s_rel.copy()
@@ -273,7 +291,43 @@ def _sweeps(
         x_rel, new_rel = new_rel, x_rel
         if residual < tol:
             break
-    return x_nodes, x_rel, iterations, residual
+        if top and passages_settled(x_nodes[first_passage:], diff_nodes[first_passage:] * ratio, top):
+            settled = True
+            break
+    return x_nodes, x_rel, iterations, residual, settled
+
+
+def passages_settled(scores: F32, remaining: F32, top: int) -> bool:
+    """Whether the order of the ``top`` best passages is settled: no remaining change can reorder it.
+
+    ``remaining``: each passage's estimated change still to come. A sweep contracts the error by
+    ``c = damping²`` (the walk alternates between the bipartite graph's two layers, each step a
+    stochastic map scaled by ``damping``), so the changes of later sweeps sum to at most
+    ``c / (1 - c)`` times the last one (in L1, over all nodes); the walk applies that to each
+    passage's own last change, an a-posteriori estimate. The order is settled when every two
+    neighbours among the best ``top`` and the last of them and every other passage are further
+    apart than their estimates together: ``score − remaining`` of each stays above
+    ``score + remaining`` of the next. Ties are never settled (nor are fewer than ``top``
+    passages with a score), so a walk with them runs to its tolerance as before.
+
+    Args:
+        scores: The passages' scores after the last sweep.
+        remaining: Their estimated remaining changes (non-negative).
+        top: How many of the best passages must be in their final order.
+    """
+    n = scores.size
+    if top <= 0 or n < top:
+        return False
+    best = np.argpartition(-scores, top - 1)[:top] if n > top else np.arange(n)
+    best = best[np.lexsort((best, -scores[best]))]  # score descending, then index: the walk's order
+    low = scores[best] - remaining[best]
+    if np.any(low[:-1] <= scores[best[1:]] + remaining[best[1:]]) or low[-1] <= 0.0:
+        return False
+    if n == top:
+        return True
+    high = scores + remaining
+    high[best] = -np.inf
+    return bool(low[-1] > high.max())
 
 
 def _damped(matrix: csr_matrix, x: F32, out: F32, damping: float, keep: F32) -> None:

@@ -213,8 +213,13 @@ class PageRankWalk(WalkParams, Ranking):
     def rank(
         self, q: QueryHits, p: StageSettings, want_pool: bool, trace: dict[str, Any] | None
     ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
-        """The chained walks' order and, if wanted, its one-relation-per-passage pool."""
-        return ppr_ranking(q, p, self, want_pool, trace=trace)
+        """The chained walks' order and, if wanted, its one-relation-per-passage pool.
+
+        The walks settle the order of what is read: the ``k`` returned, or the whole order when the
+        reranker's pool or the dense fusion reads it (``ppr_stop``).
+        """
+        read = p.walk_limit if want_pool or self.dense_depth() else p.k
+        return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read)
 
     def merge_dense(self, ranked: list[Ranked], dense: list[Ranked], k: int) -> list[Ranked]:
         """The walk's order fused with the dense order (fusion.py), then the dense top hits kept (keep_dense.py)."""

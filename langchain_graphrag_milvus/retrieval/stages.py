@@ -212,9 +212,18 @@ def similarity_ranking(
 
 
 def ppr_ranking(
-    q: QueryHits, p: StageSettings, params: WalkParams, want_pool: bool, trace: dict[str, Any] | None = None
+    q: QueryHits,
+    p: StageSettings,
+    params: WalkParams,
+    want_pool: bool,
+    trace: dict[str, Any] | None = None,
+    settle: int | None = None,
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
-    """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool."""
+    """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool.
+
+    ``settle``: how much of the walks' order is read (see :func:`~.walk_ranking.ranked_walks`;
+    default: all of it).
+    """
     graph, view = q.graph, q.view
     ents = _entity_seeds(q)
     seeds_r = q.relation_hits[: params.relation_seeds]
@@ -235,6 +244,7 @@ def ppr_ranking(
         limit=p.walk_limit,
         relation_mask=None if view is None else view.relations,
         allowed_passages=None if view is None else view.passages,
+        settle=settle,
     )
     by_passage: dict[str, list[Candidate]] = {}
     for cand in _candidates(seeds_r, view=view):

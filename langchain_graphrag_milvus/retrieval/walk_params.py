@@ -67,6 +67,16 @@ class WalkParams:
             cheaper than the global one (≈20k relations); the whole per-query library work
             at the threshold is ≈20 ms with the global solver, ≈10 ms with push at any size
             from there to 1M relations (``benchmarks/bench_query_path.py``).
+        ppr_stop: When the global solver stops. ``"order"`` (default): as soon as the order
+            of the passages the ranking reads (the ``k`` returned; the whole ``walk_limit``
+            when a reranker's pool or the dense fusion reads deeper) is settled, by each
+            passage's last change and the sweep's contraction
+            (:func:`~langchain_graphrag_milvus.graph.ppr.passages_settled`), and at the
+            L1 tolerance (1e-4) at the latest: about half the sweeps on the evaluation
+            graphs, with the same top 5 as ``"residual"`` on all 404 of their walks and the
+            same evaluation figures (``benchmarks/README.md``). ``"residual"``: at the L1
+            tolerance only (the scores of before, bit for bit). The push solver has its own
+            bound (``push_epsilon``).
         push_epsilon: Residual tolerance per unit of degree of ``"push"`` (and of
             ``"auto"`` on large graphs). The default, 1e-4, keeps the per-query library
             work under 10 ms at 1M relations; against the global solver it ranked within
@@ -94,6 +104,7 @@ class WalkParams:
     cover_query_entities: bool = param(True, "")
     novel_seeds: str = param("entities", "", one_of("none", "entities", "all"))
     ppr_method: str = param("auto", "", one_of("auto", "global", "push"))
+    ppr_stop: str = param("order", "", one_of("order", "residual"))
     push_epsilon: float = param(1e-4, "", Rule(lambda v: is_real(v) and v > 0.0, "must be positive"))
 
     def __post_init__(self) -> None:

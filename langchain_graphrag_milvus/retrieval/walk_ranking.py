@@ -151,9 +151,13 @@ def _specific(graph: GraphIndex, entities: npt.NDArray[Any], masks: tuple[Any, A
 
 
 def _walk(
-    graph: GraphIndex, seeds: tuple[Sparse, Sparse, Sparse], params: WalkParams, method: str, masks: tuple[Any, Any]
-) -> tuple[Sparse, Sparse]:
-    """Passage and entity mass of one walk (empty when there is no seed); masks: a tenant view's subgraph."""
+    graph: GraphIndex, seeds: tuple[Sparse, Sparse, Sparse], params: WalkParams, method: str, masks: tuple[Any, Any],
+    settle: int = 0,
+) -> tuple[Sparse, Sparse]:  # fmt: skip
+    """Passage and entity mass of one walk (empty when there is no seed); masks: a tenant view's subgraph.
+
+    ``settle``: the global solver may stop once the order of that many best passages is settled.
+    """
     ent, rel, pas = seeds
     if not (ent[0].size or rel[0].size or pas[0].size):
         return EMPTY, EMPTY
@@ -166,7 +170,7 @@ def _walk(
         total = local.mass
         scale = 1.0 / total if total > 0 else 0.0  # normalised to sum 1, as push_pagerank's dense scores
         return sparse(local.passage_idx, local.passage * scale), sparse(local.entity_idx, local.entity * scale)
-    res = personalized_pagerank(graph, **kwargs)
+    res = personalized_pagerank(graph, settle=settle if params.ppr_stop == "order" else 0, **kwargs)
     p_nz, e_nz = np.flatnonzero(res.passage), np.flatnonzero(res.entity)
     return (p_nz.astype(np.int64), res.passage[p_nz]), (e_nz.astype(np.int64), res.entity[e_nz])
 
@@ -237,6 +241,7 @@ def _next_walk(
     params: WalkParams,
     method: str,
     masks: Any,
+    settle: int = 0,
 ) -> Sparse:
     """The passage mass of the walk that continues from the picked passages."""
     (_, rel, pas), entity_mass = first
@@ -246,11 +251,11 @@ def _next_walk(
         where = np.array(sorted(picked), np.int64)
         p2 = add(pas, sparse(where, np.full(where.size, 1.0 / len(picked), np.float32)))
         p2 = normalised(p2, graph.n_passages, dense_sum)
-        return _walk(graph, (query_w, rel, p2), params, method, masks)[0]
+        return _walk(graph, (query_w, rel, p2), params, method, masks, settle)[0]
     if params.novel_seeds != "none":
         rel, pas, bridge = _novel(graph, picked, (rel, pas, bridge), masks, params, dense_sum)
     e2 = add(query_w, normalised(bridge, graph.n_entities, dense_sum))
-    return _walk(graph, (e2, rel, pas), params, method, masks)[0]
+    return _walk(graph, (e2, rel, pas), params, method, masks, settle)[0]
 
 
 def ranked_walks(
@@ -261,6 +266,7 @@ def ranked_walks(
     limit: int,
     relation_mask: Mask = None,
     allowed_passages: Mask = None,
+    settle: int | None = None,
 ) -> WalkResult:
     """Graph passages best first (at most ``limit``) and the first walk's passage mass, sparse.
 
@@ -271,14 +277,20 @@ def ranked_walks(
         limit: How many passages to return at most.
         relation_mask: Relations the walks may use (tenant views).
         allowed_passages: Passages that may be returned (tenant views).
+        settle: How many of the order's first passages the caller reads (default: ``limit``).
+            Under ``ppr_stop="order"`` each global walk stops once the order of its that many
+            best passages is settled (a continued walk's include what was picked, so it
+            settles at least the ones that follow them); the rest of the order is the one
+            it had then.
 
     Returns:
         The order (positive score only) and the first walk's mass of the allowed passages.
     """
     masks = (relation_mask, allowed_passages)  # a tenant view: walks and counts see only its subgraph
     method = walk_method(params, graph)
+    read = limit if settle is None else min(settle, limit)
     restart = seed_weights(graph, seeds, params, masks)
-    scores, entity_mass = _walk(graph, restart, params, method, masks)
+    scores, entity_mass = _walk(graph, restart, params, method, masks, read)
     scores = restrict(scores, allowed_passages)
     order = _order(scores, set(), limit)
     picked: list[int] = []
@@ -286,7 +298,7 @@ def ranked_walks(
         if not order:
             break
         picked.append(order.pop(0))
-        nxt = _next_walk(graph, picked, seeds, (restart, entity_mass), params, method, masks)
+        nxt = _next_walk(graph, picked, seeds, (restart, entity_mass), params, method, masks, read)
         rest = _order(restrict(nxt, allowed_passages), set(picked), limit)
         seen = set(rest)
         order = (rest + [p for p in order if p not in seen])[:limit]

@@ -103,7 +103,7 @@ def test_ppr_matches_the_dense_linear_solve(masked: bool) -> None:
     assert np.allclose(np.concatenate([got.entity, got.relation, got.passage]), ref, atol=1e-5)
 
 
-def _textbook_sweeps(to_nodes, to_relations, s_nodes, s_rel, blocked, setting):
+def _textbook_sweeps(to_nodes, to_relations, s_nodes, s_rel, blocked, setting, settle=(0, 0)):
     """The sweep as first written (a new array per operation): the buffered one must match it bit for bit."""
     damping, tol, max_iter = setting
     x_rel, x_nodes = s_rel.copy(), s_nodes.copy()
@@ -117,7 +117,7 @@ def _textbook_sweeps(to_nodes, to_relations, s_nodes, s_rel, blocked, setting):
         x_nodes, x_rel = new_nodes, new_rel
         if residual < tol:
             break
-    return x_nodes, x_rel, iterations, residual
+    return x_nodes, x_rel, iterations, residual, False
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
