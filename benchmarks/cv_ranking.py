@@ -69,6 +69,10 @@ KEEPS = [(0, 0)] + [(m, g) for m in (1, 2, 3) for g in (0, 1, 2, 3, 4) if m + g 
 #: (retrieval/fusion.py); (0, 0): off. Weights up to 0.5: the dense order's share never exceeds the graph's.
 FUSIONS = [(0.0, 0.0)] + [(w, c) for w in (0.1, 0.2, 0.3, 0.4, 0.5) for c in (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)]
 
+#: (fuse_dense, fuse_dense_unlinked) settings, c = 0: the dense share for every query, and at least how much
+#: for a query with no entity seed; (0, 0): off.
+UNLINKED = [(w, u / 10) for w in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5) for u in range(11)]
+
 #: The walk's order is read this deep (the fusion reads FUSION_DEPTH; the top 5 does not depend on it).
 WALK_LIMIT = max(max(KS), FUSION_DEPTH)
 
@@ -82,9 +86,11 @@ class Variant:
     slack: int = 0
     fuse: float = 0.0
     fuse_c: float = 0.0
+    fuse_unlinked: float = 0.0
 
     def __repr__(self) -> str:
-        fusion = f"+fuse_dense={self.fuse},c={self.fuse_c}" if self.fuse else ""
+        fusion = f"+fuse_dense={self.fuse},c={self.fuse_c}" if self.fuse or self.fuse_unlinked else ""
+        fusion += f",unlinked={self.fuse_unlinked}" if self.fuse_unlinked else ""
         return f"{self.walk!r}+keep_dense={self.keep},slack={self.slack}{fusion}"
 
 
@@ -92,8 +98,8 @@ def default_variant() -> Variant:
     """The retriever's default: ``WalkParams()`` and the default ranking's fusion and keep_dense settings."""
     p = RetrievalParams().ranking
     assert isinstance(p, PageRankWalk)  # the default ranking is the walk
-    fuse_c = p.fuse_dense_c if p.fuse_dense else 0.0
-    return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack, p.fuse_dense, fuse_c)
+    fuse_c = p.fuse_dense_c if p.fuse_dense or p.fuse_dense_unlinked else 0.0
+    return Variant(WalkParams(), p.keep_dense, p.keep_dense_slack, p.fuse_dense, fuse_c, p.fuse_dense_unlinked)
 
 
 def log(msg: str) -> None:
@@ -221,11 +227,17 @@ def prepare(graph: GraphIndex, q: Question, pr: Probe) -> Prepared:
     return Prepared(seeds, pr.passage_ids, rel_score, rel_pred, q.question)
 
 
-def finish(graph: GraphIndex, order: Sequence[int], dense: Sequence[str], v: Variant, k: int = max(KS)) -> list[str]:
-    """Graph order (fused with dense, the dense top kept, as the pipeline does), then dense passages, ``k`` ids."""
+def finish(
+    graph: GraphIndex, order: Sequence[int], dense: Sequence[str], v: Variant, k: int = max(KS), linked: bool = True
+) -> list[str]:
+    """Graph order (fused with dense, the dense top kept, as the pipeline does), then dense passages, ``k`` ids.
+
+    ``linked``: the query has an entity seed (else the fusion's weight is at least ``v.fuse_unlinked``).
+    """
     ids = [graph.passages.ids[int(g)] for g in order]
-    if v.fuse:
-        ids = fuse_orders(ids, dense[:FUSION_DEPTH], weight=v.fuse, c=v.fuse_c)
+    weight = v.fuse if linked else max(v.fuse, v.fuse_unlinked)
+    if weight:
+        ids = fuse_orders(ids, dense[:FUSION_DEPTH], weight=weight, c=v.fuse_c)
     ids = keep_dense(ids, dense[: max(k, v.keep)], k=k, keep=v.keep, slack=v.slack)
     out = list(dict.fromkeys(ids + list(dense[:k])))
     return out[:k]
@@ -268,7 +280,7 @@ def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams | Variant) ->
     """The chained-walk ranking with these constants (and this merge with the dense order)."""
     v = params if isinstance(params, Variant) else Variant(params)
     order, _ = walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)
-    return finish(graph, order.tolist(), p.dense, v)
+    return finish(graph, order.tolist(), p.dense, v, linked=bool(p.seeds.entity_idx.size))
 
 
 def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequence[Variant]) -> list[list[list[str]]]:
@@ -277,7 +289,10 @@ def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequ
     for v in variants:
         if v.walk not in orders:
             orders[v.walk] = [walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)[0].tolist() for p in prepared]
-    return [[finish(graph, o, p.dense, v) for o, p in zip(orders[v.walk], prepared)] for v in variants]
+    return [
+        [finish(graph, o, p.dense, v, linked=bool(p.seeds.entity_idx.size)) for o, p in zip(orders[v.walk], prepared)]
+        for v in variants
+    ]
 
 
 def recalls(questions: Sequence[Question], runs: Sequence[list[str]]) -> np.ndarray:
@@ -436,7 +451,7 @@ def candidate(spec: str) -> Variant:
     default = default_variant()
     changes: dict[str, Any] = {}
     merge: dict[str, Any] = {"keep_dense": default.keep, "keep_dense_slack": default.slack}
-    merge |= {"fuse_dense": default.fuse, "fuse_dense_c": default.fuse_c}
+    merge |= {"fuse_dense": default.fuse, "fuse_dense_c": default.fuse_c, "fuse_dense_unlinked": default.fuse_unlinked}
     for part in spec.split(","):
         option, _, value = part.partition("=")
         if option in merge:
@@ -444,8 +459,9 @@ def candidate(spec: str) -> Variant:
         else:
             changes[option] = type(getattr(default.walk, option))(value)
     walk = WalkParams(**{**default.walk.__dict__, **changes})
-    fuse_c = merge["fuse_dense_c"] if merge["fuse_dense"] else 0.0
-    return Variant(walk, merge["keep_dense"], merge["keep_dense_slack"], merge["fuse_dense"], fuse_c)
+    fuse_c = merge["fuse_dense_c"] if merge["fuse_dense"] or merge["fuse_dense_unlinked"] else 0.0
+    fusion = (merge["fuse_dense"], fuse_c, merge["fuse_dense_unlinked"])
+    return Variant(walk, merge["keep_dense"], merge["keep_dense_slack"], *fusion)
 
 
 def compare(sets: dict[str, dict[str, Any]], variants: list[Variant], options: list[str], n_folds: int) -> None:
@@ -507,6 +523,11 @@ def main(argv: list[str] | None = None) -> int:
         help="search only fuse_dense / fuse_dense_c (and keep_dense with --keep-grid), with the default walk",
     )
     parser.add_argument(
+        "--unlinked-only",
+        action="store_true",
+        help="search only fuse_dense (0-0.5) x fuse_dense_unlinked (0-1), c=0, with the default walk",
+    )
+    parser.add_argument(
         "--data", type=Path, default=DATA, help="directory of musique100/, hotpotqa100/ (default: %(default)s)"
     )
     parser.add_argument("--check", action="store_true", help="also run the real retriever (new default)")
@@ -541,6 +562,8 @@ def main(argv: list[str] | None = None) -> int:
         variants = [Variant(WalkParams(), m, g) for m, g in KEEPS]
     if args.fusion_only:
         variants = [Variant(WalkParams(), m, g, f, c) for f, c in fusions for m, g in keeps]
+    if args.unlinked_only:
+        variants = [Variant(WalkParams(), 0, 0, w, 0.0, u) for w, u in UNLINKED]
     n_grid = len(variants)  # --compare settings outside the grid are ranked too, but not fitted by the CV
     variants += [c for c in dict.fromkeys(candidate(spec) for spec in args.compare) if c not in variants]
     sets = {}

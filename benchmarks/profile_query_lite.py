@@ -132,7 +132,7 @@ def install() -> None:
     wrap(walk_ranking, "_continuation", "    continuation")
     wrap(stages, "ranked_walks", "  walks (ranked_walks)")
     wrap(stages, "_passage_hops", "  hop counts")
-    wrap(stages, "_entity_seeds", "  entity seeds")
+    wrap(stages, "entity_seeds", "  entity seeds")
     wrap(stages, "_candidates", "  relation candidates")
     wrap(graph_pipeline, "exact_entities", "  exact entities")
     wrap(graph_pipeline, "ranked_documents", "  documents")

@@ -320,6 +320,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     keep_dense_slack: int = _setting("keep_dense_slack")
     fuse_dense: float = _setting("fuse_dense")
     fuse_dense_c: float = _setting("fuse_dense_c")
+    fuse_dense_unlinked: float = _setting("fuse_dense_unlinked")
     max_candidates: int = _setting("max_candidates")
     rerank_select: int = _setting("rerank_select")
     rerank_timeout: float | None = _setting("rerank_timeout")

@@ -63,6 +63,7 @@ from langchain_graphrag_milvus.retrieval.stages import (
     Candidate,
     QueryHits,
     Ranked,
+    entity_seeds,
     exact_entities,
     from_relations,
     merge,
@@ -163,7 +164,7 @@ def graph_pipeline(
     if why:
         yield from ask(Notify(NO_GRAPH_EVENT, {"reason": why, "filter": p.filter}))
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
-    ranked = p.ranking.merge_dense(ranked, dense, p.k)
+    ranked = p.ranking.merge_dense(ranked, dense, p.k, linked=bool(entity_seeds(q)))
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
 
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)

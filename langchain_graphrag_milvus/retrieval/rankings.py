@@ -107,8 +107,11 @@ class Ranking(abc.ABC):
     ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
         """The ranked passages and, if ``want_pool``, the reranker's candidate relations."""
 
-    def merge_dense(self, ranked: list[Ranked], dense: list[Ranked], k: int) -> list[Ranked]:
-        """The no-LLM order merged with the passage-similarity order ``dense`` (default: unchanged)."""
+    def merge_dense(self, ranked: list[Ranked], dense: list[Ranked], k: int, *, linked: bool = True) -> list[Ranked]:
+        """The no-LLM order merged with the passage-similarity order ``dense`` (default: unchanged).
+
+        ``linked``: the query has an entity seed (a name linked to the graph).
+        """
         return ranked
 
 
@@ -134,6 +137,10 @@ _DEFAULT_PASSAGE_SEEDS: int = WalkParams().passage_seeds
 _FUSE_DENSE_DOC = (
     "Share of the dense (passage-similarity) order in a weighted reciprocal-rank fusion with the graph's "
     "order ('ppr', no-LLM order; retrieval/fusion.py); 0: the graph's order alone."
+)
+_FUSE_DENSE_UNLINKED_DOC = (
+    "Dense share of the fusion for a query with no entity seed (no name linked to the graph: the walk "
+    "restarts from similarity alone): max(fuse_dense, fuse_dense_unlinked); 0: fuse_dense for every query."
 )
 _FUSE_DENSE_C_DOC = (
     "Rank offset c of the fusion: a passage scores (1 - fuse_dense) / (c + graph rank) + "
@@ -168,6 +175,7 @@ class PageRankWalk(WalkParams, Ranking):
         "keep_dense_slack": "keep_dense_slack",
         "fuse_dense": "fuse_dense",
         "fuse_dense_c": "fuse_dense_c",
+        "fuse_dense_unlinked": "fuse_dense_unlinked",
     }
     links_exact_entities: ClassVar[bool] = True
 
@@ -193,6 +201,11 @@ class PageRankWalk(WalkParams, Ranking):
     fuse_dense_c: float = param(
         0.0, _FUSE_DENSE_C_DOC, Rule(lambda v: is_real(v) and v >= 0.0, "must be a non-negative number", {"ge": 0})
     )
+    fuse_dense_unlinked: float = param(
+        0.0,
+        _FUSE_DENSE_UNLINKED_DOC,
+        Rule(lambda v: is_real(v) and 0.0 <= v <= 1.0, "must be in [0, 1]", {"ge": 0, "le": 1}),
+    )
 
     def relation_hits(self, relation_top_k: int) -> int:
         """At least the walk's relation seeds; none (no search) when it takes none."""
@@ -204,7 +217,7 @@ class PageRankWalk(WalkParams, Ranking):
 
     def dense_depth(self) -> int:
         """The fusion reads the dense top :data:`~.fusion.FUSION_DEPTH` when it is on."""
-        return FUSION_DEPTH if self.fuse_dense else 0
+        return FUSION_DEPTH if self.fuse_dense or self.fuse_dense_unlinked else 0
 
     def passage_hits(self) -> int:
         """The walk's passage seeds and the fusion's depth."""
@@ -221,14 +234,23 @@ class PageRankWalk(WalkParams, Ranking):
         read = p.walk_limit if want_pool or self.dense_depth() else p.k
         return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read)
 
-    def merge_dense(self, ranked: list[Ranked], dense: list[Ranked], k: int) -> list[Ranked]:
-        """The walk's order fused with the dense order (fusion.py), then the dense top hits kept (keep_dense.py)."""
-        if not (self.fuse_dense or self.keep_dense):
+    def fusion_weight(self, linked: bool) -> float:
+        """The dense order's share for a query with (``linked``) or without an entity seed."""
+        return self.fuse_dense if linked else max(self.fuse_dense, self.fuse_dense_unlinked)
+
+    def merge_dense(self, ranked: list[Ranked], dense: list[Ranked], k: int, *, linked: bool = True) -> list[Ranked]:
+        """The walk's order fused with the dense order (fusion.py), then the dense top hits kept (keep_dense.py).
+
+        ``linked``: the query has an entity seed; without one the fusion's weight is at least
+        ``fuse_dense_unlinked`` (:meth:`fusion_weight`).
+        """
+        weight = self.fusion_weight(linked)
+        if not (weight or self.keep_dense):
             return ranked
         by_id = {r.id: r for r in dense} | {r.id: r for r in ranked}
         ids = [r.id for r in ranked]
-        if self.fuse_dense:
-            ids = fuse_orders(ids, [r.id for r in dense[:FUSION_DEPTH]], weight=self.fuse_dense, c=self.fuse_dense_c)
+        if weight:
+            ids = fuse_orders(ids, [r.id for r in dense[:FUSION_DEPTH]], weight=weight, c=self.fuse_dense_c)
         if self.keep_dense:
             ids = keep_dense(ids, [r.id for r in dense], k=k, keep=self.keep_dense, slack=self.keep_dense_slack)
         return [by_id[i] for i in ids]

@@ -37,6 +37,7 @@ __all__ = [
     "allowed",
     "search_in_view",
     "exact_entities",
+    "entity_seeds",
 ]
 
 RELATION_FIELDS = ("text", "passage_ids", "predicate")
@@ -225,7 +226,7 @@ def ppr_ranking(
     default: all of it).
     """
     graph, view = q.graph, q.view
-    ents = _entity_seeds(q)
+    ents = entity_seeds(q)
     seeds_r = q.relation_hits[: params.relation_seeds]
     r_idx = _graph_indices(graph.relations, [h.id for h in seeds_r])
     seeds_p = q.passage_hits[: params.passage_seeds]
@@ -279,7 +280,7 @@ def exact_entities(graph: GraphIndex, names: Sequence[str], view: GraphView | No
     return exact
 
 
-def _entity_seeds(q: QueryHits) -> list[int]:
+def entity_seeds(q: QueryHits) -> list[int]:
     """Entity seeds: exact names first, else the best vector hit of that name.
 
     Under a view, an entity outside it counts as no entity at all (its name resolves by

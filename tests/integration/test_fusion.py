@@ -37,3 +37,21 @@ async def test_off_is_the_graph_order(nano_store, retrieve) -> None:
         graph = [d.id for d in await retrieve(MilvusGraphRetriever(store=nano_store, k=4), query)]
         off = await retrieve(MilvusGraphRetriever(store=nano_store, k=4, fuse_dense=0.0, fuse_dense_c=7.0), query)
         assert [d.id for d in off] == graph
+
+
+async def test_a_query_with_no_linked_entity_takes_the_unlinked_weight(nano_store, retrieve) -> None:
+    """``fuse_dense_unlinked``: the dense share of a query whose names link to no graph entity, else ``fuse_dense``."""
+    kinds = set()
+    for query in [*QUERIES, "what moves the liquid in a pipe"]:
+        linked = bool(nano_store.entity_linker().find(query))
+        kinds.add(linked)
+        naive = [d.id for d in await retrieve(nano_store.as_naive_retriever(k=FUSION_DEPTH), query)]
+        docs = await retrieve(MilvusGraphRetriever(store=nano_store, k=FUSION_DEPTH), query)
+        walk = [d.id for d in docs if d.metadata["_ranked_by"] == "graph"]
+        for base, unlinked in ((0.0, 1.0), (0.2, 0.7), (0.5, 0.1)):
+            weight = base if linked else max(base, unlinked)
+            expected = list(dict.fromkeys(fuse_orders(walk, naive, weight=weight, c=0.0) + naive))[:4]
+            settings = {"fuse_dense": base, "fuse_dense_unlinked": unlinked}
+            got = await retrieve(MilvusGraphRetriever(store=nano_store, k=4, **settings), query)
+            assert [d.id for d in got] == expected, (query, linked, base, unlinked)
+    assert kinds == {True, False}  # both kinds of query were asked

@@ -87,3 +87,22 @@ def test_bad_arguments_and_settings_are_refused() -> None:
         with pytest.raises(ValueError, match=message):
             RetrievalParams(**bad)
     assert RetrievalParams(fuse_dense=0.5).walk_limit >= FUSION_DEPTH
+
+
+def test_the_unlinked_weight() -> None:
+    from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk
+    from langchain_graphrag_milvus.retrieval.stages import Ranked
+
+    assert RetrievalParams().ranking.fuse_dense_unlinked == 0.0  # off by default (benchmarks/README.md)
+    walk = PageRankWalk(fuse_dense=0.2, fuse_dense_unlinked=0.7)
+    assert (walk.fusion_weight(True), walk.fusion_weight(False)) == (0.2, 0.7)
+    assert PageRankWalk(fuse_dense=0.5, fuse_dense_unlinked=0.1).fusion_weight(False) == 0.5  # at least fuse_dense
+    assert PageRankWalk(fuse_dense_unlinked=1.0).dense_depth() == FUSION_DEPTH  # the dense order is read deep enough
+    ranked = [Ranked(i, 1.0, "graph") for i in ("g1", "g2", "g3")]
+    dense = [Ranked(i, 1.0, "passage_similarity") for i in ("d1", "d2")]
+    only_unlinked = PageRankWalk(fuse_dense_unlinked=1.0)
+    assert [r.id for r in only_unlinked.merge_dense(ranked, dense, 3, linked=True)] == ["g1", "g2", "g3"]
+    assert [r.id for r in only_unlinked.merge_dense(ranked, dense, 3, linked=False)][:2] == ["d1", "d2"]
+    for bad in (1.5, -0.1, True, float("nan")):
+        with pytest.raises(ValueError, match="fuse_dense_unlinked must be in"):
+            RetrievalParams(fuse_dense_unlinked=bad)

@@ -97,7 +97,8 @@ def test_every_flat_name_maps_onto_one_strategy_field() -> None:
         owners[flat] = cls
     assert set(owners) == {
         "ppr_relation_seeds", "ppr_passage_seeds", "ppr_damping", "ppr_temperature", "ppr_chain",
-        "relation_scope", "keep_dense", "keep_dense_slack", "fuse_dense", "fuse_dense_c", "hops", "decay",
+        "relation_scope", "keep_dense", "keep_dense_slack", "fuse_dense", "fuse_dense_c", "fuse_dense_unlinked",
+            "hops", "decay",
     }  # fmt: skip
     assert {flat for flat, cls in owners.items() if cls is SimilarityExpansion} == {"hops", "decay"}
     # a flat value lands on its field; another ranking's flat names are checked, then ignored
