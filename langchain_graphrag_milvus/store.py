@@ -28,7 +28,7 @@ from langchain_graphrag_milvus.milvus.local_search import LaidOutReads, LocalSea
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
 from langchain_graphrag_milvus.milvus.milvus_backend import MilvusBackend, milvus_only
 from langchain_graphrag_milvus.milvus.read_seam import StoreReads
-from langchain_graphrag_milvus.milvus.reads import Hit, RowLayout
+from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
@@ -331,13 +331,13 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             self._embedding_check.forget()
             drop_saved_graph(self.graph_path)
 
-    # ------------------------------------------------------------------ reads
+    # ------------------------------------------------------------------ reads (any backend's; the docs: Milvus')
     search = forward("_search", LocalSearch.search)
     asearch = forward("_search", LocalSearch.asearch)
-    fetch = forward("_reads", StoreReads.fetch)
-    afetch = forward("_reads", StoreReads.afetch)
-    iterate = forward("_reads", StoreReads.iterate)
-    counts = forward("_reads", StoreReads.counts)
+    fetch = forward("_reads", MilvusReads.fetch)
+    afetch = forward("_reads", MilvusReads.afetch)
+    iterate = forward("_reads", MilvusReads.iterate)
+    counts = forward("_reads", MilvusReads.counts)
 
     # ------------------------------------------------------------------ graph
     refresh = forward("_graph_cache", GraphCache.refresh)
