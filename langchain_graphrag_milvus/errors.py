@@ -24,6 +24,7 @@ __all__ = [
     "GraphPathError",
     "ForeignCollectionError",
     "ConcurrentWriteError",
+    "BackendFeatureError",
     "ExtractionCacheError",
     "OnnxCacheError",
     "NoRelationsWarning",
@@ -139,6 +140,16 @@ class ConcurrentWriteError(GraphRAGError, RuntimeError):
     ``store._connection.lease.wait`` seconds (90) and then raises this, naming the other writer.
     Raised in the middle of an operation only when a lease expired and another writer took
     it over: every write can be re-run, so re-run it when the other writer is done.
+    """
+
+
+class BackendFeatureError(GraphRAGError, NotImplementedError):
+    """A Milvus-only feature was asked of a store on another backend.
+
+    The ``langchain_milvus`` views (``vector_store``, ``passage_store``...), ``client``,
+    ``index_recall``, ``drop`` and ``aclient`` speak to Milvus itself; a store opened with
+    ``backend=`` another :class:`~langchain_graphrag_milvus.milvus.backend.StoreBackend` has none.
+    The message names the feature and the backend.
     """
 
 

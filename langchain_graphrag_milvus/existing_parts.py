@@ -37,7 +37,11 @@ class ExistingCollectionParts:
 
     uri: str
     collection_prefix: str
-    _connection: MilvusConnection
+    if TYPE_CHECKING:
+
+        @property
+        def _connection(self) -> MilvusConnection: ...  # the store's: BackendFeatureError off Milvus
+
     _ingest_context: Callable[[], IngestContext]
     _embedding_check: EmbeddingCheck
 

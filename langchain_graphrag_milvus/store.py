@@ -6,7 +6,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient
@@ -20,15 +20,17 @@ from langchain_graphrag_milvus.ingest.records import RESERVED_METADATA_KEYS
 from langchain_graphrag_milvus.ingest.store_writes import WriteOperations
 from langchain_graphrag_milvus.ingest.supplement import Supplement, resolve_supplement
 from langchain_graphrag_milvus.ingest.triplets import TripletCache
+from langchain_graphrag_milvus.milvus.backend import BackendSettings, StoreBackend
 from langchain_graphrag_milvus.milvus.connection import MilvusConnection, index_and_search_params
 from langchain_graphrag_milvus.milvus.fingerprint import EmbeddingCheck
 from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
-from langchain_graphrag_milvus.milvus.lite import is_lite
-from langchain_graphrag_milvus.milvus.local_search import LocalSearch
+from langchain_graphrag_milvus.milvus.local_search import LaidOutReads, LocalSearch
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
-from langchain_graphrag_milvus.milvus.milvus_writes import MilvusWrites
-from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout, StoreReads
+from langchain_graphrag_milvus.milvus.milvus_backend import MilvusBackend, milvus_only
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads
+from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
+from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
 from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 from langchain_graphrag_milvus.milvus.writes import StoreParts
@@ -147,6 +149,9 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             replaces, and ``delete_documents([source])`` removes, all its passages.
             ``None``: such documents are their own source. Rules in
             :mod:`langchain_graphrag_milvus.ingest.identity`.
+        backend: A :class:`~.milvus.backend.StoreBackend` (default: Milvus on ``uri``), opened with the
+            settings above; on another one the Milvus-only features (``client``, the ``langchain_milvus``
+            views, ``index_recall``, ``drop``, ``aclient``) raise :class:`~.errors.BackendFeatureError`.
 
     Raises:
         TypeError: ``embedding`` is not a LangChain ``Embeddings``.
@@ -179,6 +184,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         synonym_threshold: float | None = None,
         synonym_top_k: int = 5,
         source_field: str | None = "source",
+        backend: StoreBackend | None = None,
     ) -> None:
         if not isinstance(embedding, Embeddings):
             raise TypeError(
@@ -189,17 +195,23 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             raise ValueError(f"partition_key_field {partition_key_field!r} is a reserved field name")
         self.embedding = embedding
         self.index_params, self.search_params = index_and_search_params(index_params, search_params, index)
-        self._connection = self._open_connection(
-            uri=uri,
-            token=token,
-            connection_args=connection_args or {},
-            collection_prefix=collection_prefix,
-            index_params=self.index_params,
-            consistency_level=consistency_level,
-            partition_key_field=partition_key_field,
-            timeout=timeout,
+        parts = (backend or MilvusBackend(self._open_connection, self._row_layout())).open(
+            BackendSettings(
+                uri=uri,
+                token=token,
+                connection_args=connection_args or {},
+                collection_prefix=collection_prefix,
+                index_params=self.index_params,
+                search_params=self.search_params,
+                index_mode="flat" if index_params is not None else index,
+                consistency_level=consistency_level,
+                partition_key_field=partition_key_field,
+                timeout=timeout,
+            )
         )
-        self._connection.index_mode = "flat" if index_params is not None else index
+        self._state: StoreState = parts.state
+        self._reads: StoreReads = parts.reads
+        self._row_writes: StoreWrites = parts.writes
         self.uri = uri
         self.collection_prefix = collection_prefix
         self.consistency_level = consistency_level
@@ -213,25 +225,29 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         self.synonym_threshold = synonym_threshold
         self.synonym_top_k = max(1, min(int(synonym_top_k), 16))
         self.source_field = source_field
-        self._reads = MilvusReads(self._connection, self.search_params, self._row_layout())
-        self._row_writes = MilvusWrites(self._connection, self._reads)
+        cosine = str(self.index_params.get("metric_type", "COSINE")).upper() == "COSINE"
         self._graph_cache: GraphCache[EntityLinker] = GraphCache(
-            self._connection,
+            self._state,
             self._reads,
             graph_linker(lambda: self._graph_cache.current()),
             graph_path=resolve_graph_path(graph_path, uri, collection_prefix),
             on_stale=on_stale,
             refresh_interval=refresh_interval,
-            local=local_vectors_for(local_search, lite=is_lite(uri), cosine=self._connection.metric == "COSINE"),
+            local=local_vectors_for(local_search, lite=parts.scans, cosine=cosine),
         )
         self._graph_cache.label = repr(self)
-        self._embedding_check = EmbeddingCheck(self._connection, lambda: self.embedding, repr(self))
-        self._search = LocalSearch(self._reads, self._graph_cache, self._embedding_check)
+        self._embedding_check = EmbeddingCheck(self._state, lambda: self.embedding, repr(self))
+        self._search = LocalSearch(cast("LaidOutReads", self._reads), self._graph_cache, self._embedding_check)
         self._writes = WriteOperations(self._ingest_context, self._embedding_check.before_write)
 
     def _open_connection(self, **settings: Any) -> MilvusConnection:
         """The connection of this store (the existing-collection store opens its own kind)."""
         return MilvusConnection(**settings)
+
+    @property
+    def _connection(self) -> MilvusConnection:
+        """The Milvus connection (the default backend's state); on another backend a ``BackendFeatureError``."""
+        return milvus_only(self._state, repr(self))
 
     def _row_layout(self) -> RowLayout | None:
         """How rows are stored (None: this package's schema)."""
@@ -277,9 +293,9 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
 
     # ------------------------------------------------------------------ connection
     collection_name = forward("_connection", MilvusConnection.collection_name)
-    exists = forward("_connection", MilvusConnection.exists)
-    ensure_collections = forward("_connection", MilvusConnection.ensure_collections)
-    check_open = forward("_connection", MilvusConnection.check_open)
+    exists = forward("_row_writes", StoreWrites.exists)
+    ensure_collections = forward("_row_writes", StoreWrites.ensure_collections)
+    check_open = forward("_state", StoreState.check_open)
     generation = forward("_connection", MilvusConnection.generation)
     _resolved_args = forward("_connection", MilvusConnection.resolved_args)
 
@@ -304,7 +320,8 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         It reconnects if used again. The server stops when the last store on that path closes,
         if a store started it and no other client (e.g. ``langchain_milvus.Milvus``) uses it.
         """
-        self._connection.close()
+        if isinstance(self._state, MilvusConnection):  # another backend: nothing to close
+            self._state.close()
 
     def drop(self) -> None:
         """Drop the collections and the saved graph index (irreversible; foreign: ``ForeignCollectionError``)."""
@@ -314,7 +331,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             self._embedding_check.forget()
             drop_saved_graph(self.graph_path)
 
-    # ------------------------------------------------------------------ reads
+    # ------------------------------------------------------------------ reads (any backend's; the docs: Milvus')
     search = forward("_search", LocalSearch.search)
     asearch = forward("_search", LocalSearch.asearch)
     fetch = forward("_reads", MilvusReads.fetch)
@@ -377,7 +394,6 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         msg = "MilvusGraphStore.from_existing_collection() is deprecated: call ExistingCollectionGraphStore(...)"
         warnings.warn(msg + " with the same arguments", DeprecationWarning, stacklevel=2)
         return ExistingCollectionGraphStore(embedding, collection_name=collection_name, text_field=text_field, **kwargs)
-
 
 
 class ExistingCollectionGraphStore(ExistingCollectionParts, MilvusGraphStore):

@@ -13,14 +13,16 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from langchain_graphrag_milvus.errors import BackendFeatureError
 from langchain_graphrag_milvus.milvus.indexes import index_recall
+from langchain_graphrag_milvus.milvus.reads import MilvusReads
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from pymilvus import AsyncMilvusClient
 
     from langchain_graphrag_milvus.milvus.connection import MilvusConnection
-    from langchain_graphrag_milvus.milvus.reads import MilvusReads
+    from langchain_graphrag_milvus.milvus.read_seam import StoreReads
     from langchain_graphrag_milvus.milvus.schema import Kind
     from langchain_graphrag_milvus.path_retriever import MilvusPathRetriever
     from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
@@ -34,8 +36,11 @@ class StoreOutputs:
     """``as_naive_retriever``, ``as_path_retriever``, ``index_recall`` and ``export_graph`` (a mixin)."""
 
     embedding: Embeddings
-    _reads: MilvusReads
-    _connection: MilvusConnection
+    _reads: StoreReads
+    if TYPE_CHECKING:
+
+        @property
+        def _connection(self) -> MilvusConnection: ...  # the store's: BackendFeatureError off Milvus
 
     async def aclient(self) -> AsyncMilvusClient:
         """Deprecated: a new ``AsyncMilvusClient`` on this store's Milvus; the caller closes it.
@@ -72,7 +77,10 @@ class StoreOutputs:
 
         See :func:`~langchain_graphrag_milvus.milvus.indexes.index_recall` (a scan of every stored vector).
         """
-        return index_recall(self._reads, [self.embedding.embed_query(q) for q in queries], k, kinds)
+        reads = self._reads
+        if not isinstance(reads, MilvusReads):  # a Milvus-only feature: BackendFeatureError on another backend
+            raise BackendFeatureError(f"index_recall needs the Milvus backend, not {type(reads).__name__}")
+        return index_recall(reads, [self.embedding.embed_query(q) for q in queries], k, kinds)
 
     def as_naive_retriever(self, **kwargs: Any) -> NaivePassageRetriever:
         """A plain vector retriever over the same passages (same Document format)."""

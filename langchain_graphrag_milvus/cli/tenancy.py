@@ -32,11 +32,7 @@ DEFAULT_TENANT_FIELD = "tenant"
 
 def existing_partition_key(store: MilvusGraphStore) -> str | None:
     """The partition key field of the store's passage collection, if it exists and has one."""
-    if not store.exists():
-        return None
-    description = store.client.describe_collection(store.collection_name("passages"))
-    keys = [f.get("name") for f in description.get("fields", []) if f.get("is_partition_key")]
-    return str(keys[0]) if keys else None
+    return store.writes.stored_partition_key()
 
 
 def _open(

@@ -129,6 +129,15 @@ class MilvusWrites(StoreWrites):
         """The passages' partition key field (None: no tenants)."""
         return self.connection.partition_key_field
 
+    def stored_partition_key(self) -> str | None:
+        """The passage collection's partition key field, as Milvus describes it (None: none, or no collections)."""
+        conn = self.connection
+        if not conn.exists():
+            return None
+        description = conn.client.describe_collection(conn.collection_name("passages"), timeout=conn.timeout)
+        keys = [f.get("name") for f in description.get("fields", []) if f.get("is_partition_key")]
+        return str(keys[0]) if keys else None
+
     @property
     def location(self) -> str:
         """``prefix '<prefix>' at '<uri>'``."""

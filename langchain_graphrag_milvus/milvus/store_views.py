@@ -27,7 +27,11 @@ class VectorStoreViews:
 
     embedding: Embeddings
     search_params: dict[str, Any]
-    _connection: MilvusConnection
+    if TYPE_CHECKING:
+
+        @property
+        def _connection(self) -> MilvusConnection: ...  # the store's: BackendFeatureError off Milvus
+
     _embedding_check: EmbeddingCheck
 
     def vector_store(self, kind: Kind) -> Milvus:

@@ -122,6 +122,13 @@ class StoreWrites(Protocol):
         """The passages' partition key field (None: no tenants)."""
         ...
 
+    def stored_partition_key(self) -> str | None:
+        """The partition key field the stored passages were created with (None: none, or no collections yet).
+
+        What a store opened without ``partition_key_field`` finds (the CLI's tenancy detection).
+        """
+        ...
+
     @property
     def location(self) -> str:
         """Where the collections are, for messages (e.g. ``prefix 'kb' at './kb.db'``)."""

@@ -68,13 +68,7 @@ class _Reader:
         if entity_id not in names or (allowed is not None and entity_id not in allowed):
             raise UnknownIdError(f"no entity with id {entity_id!r}")
         where = expr.any_of(expr.eq_filter({"subject_id": entity_id}), expr.eq_filter({"object_id": entity_id}))
-        rows = self.store.client.query(
-            self.store.collection_name("relations"),
-            filter=where or "",
-            output_fields=["pk", *_REL_FIELDS],
-            limit=_MAX_NEIGHBOURS,
-            timeout=self.store.timeout,
-        )
+        rows = self.store.reads.query("relations", where or "", _REL_FIELDS, limit=_MAX_NEIGHBOURS)
         relations = []
         for row in rows:
             passage_ids = self.passages([str(p) for p in row.get("passage_ids") or []])

@@ -323,6 +323,10 @@ class MemoryWrites(StoreWrites):
         """As given."""
         return self.backend.partition_key_field
 
+    def stored_partition_key(self) -> str | None:
+        """The partition key field once the rows exist."""
+        return None if self.backend.dim is None else self.backend.partition_key_field
+
     @property
     def location(self) -> str:
         """``memory``."""

@@ -126,6 +126,7 @@ class WriteSeamCompliance:
             wseam.writes.ensure_collections(DIM + 1)
         assert isinstance(wseam.writes.location, str) and wseam.writes.location
         assert wseam.writes.partition_key_field == wseam.partition_key
+        assert wseam.writes.stored_partition_key() == wseam.partition_key
         assert wseam.writes.tenant_rows() is (wseam.partition_key is not None)
         assert wseam.writes.fit_indexes() == []  # nothing to switch at this size
 
