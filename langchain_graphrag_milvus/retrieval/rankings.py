@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
 from langchain_graphrag_milvus.retrieval.settings import NON_NEGATIVE, Rule, check_setting, is_real, one_of, param
-from langchain_graphrag_milvus.retrieval.stages import ppr_ranking, similarity_ranking
+from langchain_graphrag_milvus.retrieval.stages import entity_seeds, ppr_ranking, similarity_ranking
 from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS, WalkParams
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class PageRankWalk(WalkParams, Ranking):
         0.0, _FUSE_DENSE_C_DOC, Rule(lambda v: is_real(v) and v >= 0.0, "must be a non-negative number", {"ge": 0})
     )
     fuse_dense_unlinked: float = param(
-        0.0,
+        0.6,
         _FUSE_DENSE_UNLINKED_DOC,
         Rule(lambda v: is_real(v) and 0.0 <= v <= 1.0, "must be in [0, 1]", {"ge": 0, "le": 1}),
     )
@@ -229,9 +229,11 @@ class PageRankWalk(WalkParams, Ranking):
         """The chained walks' order and, if wanted, its one-relation-per-passage pool.
 
         The walks settle the order of what is read: the ``k`` returned, or the whole order when the
-        reranker's pool or the dense fusion reads it (``ppr_stop``).
+        reranker's pool or the dense fusion reads it (``ppr_stop``); a query the fusion leaves alone
+        (a linked one, with ``fuse_dense=0``) reads ``k``.
         """
-        read = p.walk_limit if want_pool or self.dense_depth() else p.k
+        fused = bool(self.dense_depth()) and self.fusion_weight(bool(entity_seeds(q))) > 0
+        read = p.walk_limit if want_pool or fused else p.k
         return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read)
 
     def fusion_weight(self, linked: bool) -> float:

@@ -111,13 +111,15 @@ def rows_for(fetch: Fetch) -> dict[str, dict[str, Any]]:
 
 
 def head(
-    graph: GraphIndex, *, filter_expr: str | None = None, limits: tuple[int, int] = (50, 3), view: Any = None
+    graph: GraphIndex, *, filter_expr: str | None = None, limits: tuple[int, int] = (50, 20), view: Any = None
 ) -> list[Step]:
     """The steps every default retrieval starts with: linker and query embedding together, graph (and view), searches.
 
     "Leonhard Euler" is exactly a graph entity: under ``ranking="ppr"`` it is neither
     embedded nor searched, so the query's embedding, made while the linker ran, is the only
-    one, and only relations and passages are searched.
+    one, and only relations and passages are searched. The passage search reads the dense top 20:
+    the default fuses a query with no entity seed with the dense order (``fuse_dense_unlinked``),
+    and whether it has one is known only after these searches.
     """
     relation_limit, passage_limit = limits
     with_view = [Step(ViewOf, view, lambda v: v.filter_expr == filter_expr and v.graph is graph)] if view else []
@@ -291,7 +293,7 @@ def test_a_filter_reaches_every_request_and_restricts_the_graph() -> None:
     p = RetrievalParams(k=2, filter=tenant)
     script = [
         # other tenants' hits are dropped: relations are searched 4x deeper
-        *head(graph, filter_expr=tenant, limits=(200, 3), view=graph.view(allowed)),
+        *head(graph, filter_expr=tenant, limits=(200, 20), view=graph.view(allowed)),
     ]  # both passages returned came with the (filtered) passage search: no fetch
     docs, requests = run_script(graph_pipeline(QUERY, p, entity_extractor=None, reranker=None), script)
     assert {d.id for d in docs} <= {"p_euler", "p_daniel"}  # never p_johann, outside the view

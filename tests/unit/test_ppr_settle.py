@@ -155,22 +155,35 @@ def test_ranked_walks_settle_only_what_is_read() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ranking", "want_pool", "read"),
+    ("ranking", "want_pool", "linked", "read"),
     [
-        ({}, False, "k"),  # the no-LLM default: the k returned
-        ({"keep_dense": 2}, False, "k"),  # keep_dense places dense hits inside the first k
-        ({}, True, "walk_limit"),  # a reranker's pool lists the whole order
-        ({"fuse_dense": 0.5}, False, "walk_limit"),  # the fusion reads the order to its depth
+        ({}, False, True, "k"),  # the no-LLM default on a linked query: the k returned
+        ({}, False, False, "walk_limit"),  # ... on a query with no entity seed: fused with dense (fuse_dense_unlinked)
+        ({"fuse_dense_unlinked": 0.0}, False, False, "k"),  # no fusion at all
+        ({"keep_dense": 2}, False, True, "k"),  # keep_dense places dense hits inside the first k
+        ({}, True, True, "walk_limit"),  # a reranker's pool lists the whole order
+        ({"fuse_dense": 0.5}, False, True, "walk_limit"),  # the fusion reads the order to its depth
     ],
 )
 def test_the_ranking_settles_what_it_reads(
-    ranking: dict[str, float], want_pool: bool, read: str, monkeypatch: pytest.MonkeyPatch
+    ranking: dict[str, float], want_pool: bool, linked: bool, read: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from langchain_graphrag_milvus.graph.ids import id_to_key
     from langchain_graphrag_milvus.retrieval import rankings
     from langchain_graphrag_milvus.retrieval.params import RetrievalParams
+    from langchain_graphrag_milvus.retrieval.stages import QueryHits
+    from langchain_graphrag_milvus.text.names import entity_id, relation_id
 
+    graph = GraphIndex.from_relations(
+        relation_keys=[id_to_key(relation_id("Euler", "studied under", "Bernoulli"))],
+        subject_keys=[id_to_key(entity_id("Euler"))],
+        object_keys=[id_to_key(entity_id("Bernoulli"))],
+        passage_ids=[["p1"]],
+    )
+    names = ["Euler"] if linked else ["Gauss"]  # a graph entity, or a name the graph does not have
+    q = QueryHits(graph, None, "q", (1.0,), names, [[]], [], [])
     seen: dict[str, object] = {}
     monkeypatch.setattr(rankings, "ppr_ranking", lambda *args, **kwargs: seen.update(kwargs))
     p = RetrievalParams(k=4, ranking=rankings.PageRankWalk(**ranking))
-    p.ranking.rank(None, p, want_pool, None)  # type: ignore[arg-type]
+    p.ranking.rank(q, p, want_pool, None)
     assert seen["settle"] == getattr(p, read) and p.k < p.walk_limit
