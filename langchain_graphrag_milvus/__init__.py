@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         create_cited_answer_chain as create_cited_answer_chain,
     )
     from langchain_graphrag_milvus.errors import (
+        BackendFeatureError as BackendFeatureError,
         CollectionNotFoundError as CollectionNotFoundError,
         CorruptIndexError as CorruptIndexError,
         EmbeddingDimensionError as EmbeddingDimensionError,

@@ -37,6 +37,7 @@ def test_public_api_is_locked() -> None:
             "CollectionNotFoundError",
             "EmbeddingDimensionError",
             "EmbeddingMismatchError",
+            "BackendFeatureError",
             "UnknownIdError",
             "InvalidFilterError",
             "StoreConnectionError",
