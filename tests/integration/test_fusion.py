@@ -13,16 +13,18 @@ async def test_the_retriever_returns_the_fused_order(nano_store, retrieve) -> No
     changed = False
     for query in QUERIES:
         naive = [d.id for d in await retrieve(nano_store.as_naive_retriever(k=FUSION_DEPTH), query)]
-        docs = await retrieve(MilvusGraphRetriever(store=nano_store, k=FUSION_DEPTH), query)
+        unfused = MilvusGraphRetriever(store=nano_store, k=FUSION_DEPTH, fuse_dense_unlinked=0.0)  # the walk alone
+        docs = await retrieve(unfused, query)
         walk = [d.id for d in docs if d.metadata["_ranked_by"] == "graph"]  # the walk's order (then dense fills)
         assert walk, query
         for k, weight, c in ((2, 0.5, 0.0), (3, 0.3, 1.0), (4, 0.9, 60.0)):
             expected = list(dict.fromkeys(fuse_orders(walk, naive, weight=weight, c=c) + naive))[:k]
-            retriever = MilvusGraphRetriever(store=nano_store, k=k, fuse_dense=weight, fuse_dense_c=c)
+            only = {"fuse_dense_unlinked": 0.0}  # fuse_dense alone, linked or not
+            retriever = MilvusGraphRetriever(store=nano_store, k=k, fuse_dense=weight, fuse_dense_c=c, **only)
             fused = await retrieve(retriever, query)
             assert [d.id for d in fused] == expected, (query, k, weight, c)
             per_call = await retrieve(
-                MilvusGraphRetriever(store=nano_store, k=k), query, fuse_dense=weight, fuse_dense_c=c
+                MilvusGraphRetriever(store=nano_store, k=k, **only), query, fuse_dense=weight, fuse_dense_c=c
             )
             assert [d.id for d in per_call] == expected
             graph_first = [d.id for d in docs][:k]
@@ -46,8 +48,8 @@ async def test_a_query_with_no_linked_entity_takes_the_unlinked_weight(nano_stor
         linked = bool(nano_store.entity_linker().find(query))
         kinds.add(linked)
         naive = [d.id for d in await retrieve(nano_store.as_naive_retriever(k=FUSION_DEPTH), query)]
-        docs = await retrieve(MilvusGraphRetriever(store=nano_store, k=FUSION_DEPTH), query)
-        walk = [d.id for d in docs if d.metadata["_ranked_by"] == "graph"]
+        unfused = MilvusGraphRetriever(store=nano_store, k=FUSION_DEPTH, fuse_dense_unlinked=0.0)  # the walk alone
+        walk = [d.id for d in await retrieve(unfused, query) if d.metadata["_ranked_by"] == "graph"]
         for base, unlinked in ((0.0, 1.0), (0.2, 0.7), (0.5, 0.1)):
             weight = base if linked else max(base, unlinked)
             expected = list(dict.fromkeys(fuse_orders(walk, naive, weight=weight, c=0.0) + naive))[:4]
