@@ -134,8 +134,8 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             ``"offline"`` for the spaCy extractor of
             :mod:`~langchain_graphrag_milvus.ingest.offline` (no LLM; the ``offline``
             extra and an English spaCy pipeline must be installed; loads on first use).
-        supplement: Triplets added to every passage's own (given or extracted): ``"offline_links"``
-            (spaCy's title ↔ mention links), ``"offline"`` or a runnable (``ingest/supplement.py``).
+        supplement: Triplets added to every passage's own: ``"auto"`` (spaCy's title ↔ mention links for an
+            LLM extractor), ``"offline_links"``, ``"offline"``, a runnable or None (``ingest/supplement.py``).
         extraction_cache: A sqlite file caching extractions by passage text (default: in
             memory), so re-ingesting never pays twice.
         extraction_concurrency: Extraction calls in flight at once.
@@ -178,7 +178,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         refresh_interval: float | None = 1.0,
         local_search: LocalMode = "auto",
         extractor: Runnable[str, Any] | Literal["offline"] | None = None,
-        supplement: Runnable[Any, Any] | Supplement | None = None,
+        supplement: Runnable[Any, Any] | Supplement | None = "auto",
         extraction_cache: str | os.PathLike[str] | None = None,
         extraction_concurrency: int = 4,
         synonym_threshold: float | None = None,
@@ -219,7 +219,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         self.batch_size = batch_size
         self.timeout = timeout
         self.extractor = resolve_extractor(extractor)
-        self.supplement = resolve_supplement(supplement)
+        self.supplement = resolve_supplement(supplement, self.extractor)
         self.extraction_cache = TripletCache(extraction_cache)
         self.extraction_concurrency = extraction_concurrency
         self.synonym_threshold = synonym_threshold

@@ -191,7 +191,7 @@ def open_store(
         consistency_level="Strong" if reader else "Session",
         partition_key_field=partition_key_field,
         extraction_cache=extraction_cache,
-        supplement=getattr(args, "supplement", None),  # ingest only
+        supplement=None if getattr(args, "supplement", "none") == "none" else args.supplement,  # ingest only
     )
 
 

@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     extractor = make_extractor(args.extractor, args.llm_model)
     store, key = open_tenant_store(args, extractor=extractor, extraction_cache=extraction_cache_path(args, extractor))
     target = Target(store, key, args.tenant, args.sync)
+    if store.supplement is not None:  # what ran beside the extractor, by its CLI name
+        summary.supplement = "offline_links" if getattr(store.supplement, "links_only", False) else "offline"
     try:
         loaded = load_changed(target, found.files, settings, summary, progress)
         ingest_loaded(target, loaded, summary, progress)
@@ -133,9 +135,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model of --extractor llm (gpt-4o-mini)")
     p.add_argument(
         "--supplement",
-        choices=["offline_links", "offline"],
+        choices=["auto", "offline_links", "offline", "none"],
+        default="auto",
         help="add spaCy's title-mention links (offline_links) or all its triplets (offline) to the extractor's; "
-        "recommended with --extractor llm (needs the offline extra)",
+        "auto (default): the links with --extractor llm when the offline extra is installed, else none",
     )
     add_cache_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

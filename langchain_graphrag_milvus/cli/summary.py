@@ -34,6 +34,9 @@ class IngestSummary:
     extraction_calls: int = 0
     extraction_cached: int = 0
     extraction_failures: int = 0
+    #: The supplement run on every passage written ("offline_links", "offline"; None: none), and its triplets kept.
+    supplement: str | None = None
+    triplets_supplemented: int = 0
     seconds: float = 0.0
     files_cleared: int = 0
     #: Files found by how they are read: "markdown", "text", "text by content" (no known suffix), "pdf"...
@@ -61,6 +64,9 @@ class IngestSummary:
             f"{self.extraction_cached} from the cache, "
             f"{self.extraction_failures} failed; {self.seconds:.1f}s",
         ]
+        if self.supplement:
+            added = f"{self.triplets_supplemented} triplets added to the extractor's"
+            lines.insert(-1, f"supplement {self.supplement}: {added}")
         if self.tenant is not None:
             lines.insert(0, f"tenant: {terminal_text(self.tenant)}")
         lines += [f"  skipped {terminal_text(s)}: {terminal_text(r)}" for s, r in self.skipped[:50]]
@@ -92,6 +98,7 @@ class IngestSummary:
         self.extraction_calls += report.extraction_calls
         self.extraction_cached += report.extraction_cached
         self.extraction_failures += report.extraction_failures
+        self.triplets_supplemented += getattr(report, "triplets_supplemented", 0)
         self.skipped += [(p.record_id, p.reason) for p in report.problems[:50]]
         self.warnings += [w for w in getattr(report, "warnings", []) if w not in self.warnings]
 

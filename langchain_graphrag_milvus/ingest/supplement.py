@@ -17,13 +17,19 @@ through the graph (``benchmarks/diag_llm_graph.py``). ``supplement="offline"`` a
 of the offline extractor's triplets; any ``Runnable`` with the extractor contract can be
 given too. Supplement triplets are cached like extractions (by extractor and text).
 
+``supplement="auto"`` (the store's default) is ``"offline_links"`` when the store's
+``extractor`` is an LLM extractor of :func:`~.triplets.create_llm_triplet_extractor` and spaCy's
+pipeline is installed (the ``offline`` extra), else nothing: no other extractor and no
+given triplets get a supplement unless asked. Without spaCy an LLM extractor works as
+before, with a ``UserWarning`` that says what is missing.
+
 Only passages written by an ingest get the supplement: like a changed extractor, turning
 it on does not touch stored passages whose text is unchanged (delete and re-ingest them).
 A failed supplement extraction leaves the passage with its own triplets, counted in
 ``extraction_failures``, and the next ingest retries it. On musique100 (GPT-3.5 triplets,
-default ranking) ``"offline_links"`` raises Recall@2/@5 from 59.8 / 77.6 to 61.4 / 81.5
-and ``"offline"`` gives 58.0 / 79.6 (``benchmarks/README.md``); off by default, as it
-needs the ``offline`` extra.
+default ranking) ``"offline_links"`` raises Recall@2/@5 from 58.8 / 78.6 to 60.5 / 82.5, above
+the spaCy graph's 57.4 / 81.4 and higher or equal in each of five folds (``"offline"``: 58.0 /
+79.6 at an earlier ranking; ``benchmarks/README.md``).
 
 Example:
     .. code-block:: python
@@ -34,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -44,25 +51,73 @@ from langchain_graphrag_milvus.ingest.records import PassageRecord, Problem, Tri
 from langchain_graphrag_milvus.ingest.report import IngestReport
 from langchain_graphrag_milvus.text.names import entity_key
 
-__all__ = ["SUPPLEMENTS", "Supplement", "merge_supplement", "resolve_supplement", "supplement_records"]
+__all__ = [
+    "SUPPLEMENTS",
+    "Supplement",
+    "auto_supplement",
+    "is_llm_extractor",
+    "merge_supplement",
+    "resolve_supplement",
+    "supplement_records",
+]
 
-#: The named supplements: the offline extractor's title ↔ mention links, or all its triplets.
+#: The named supplements: the offline extractor's title ↔ mention links, or all its triplets
+#: (and ``"auto"``: the links for an LLM extractor, else none).
 SUPPLEMENTS = ("offline_links", "offline")
 
-Supplement = Literal["offline_links", "offline"]
+Supplement = Literal["auto", "offline_links", "offline"]
 
 
-def resolve_supplement(supplement: Runnable[Any, Any] | str | None) -> Runnable[Any, Any] | None:
+def is_llm_extractor(extractor: object) -> bool:
+    """Whether ``extractor`` is (a binding of) what :func:`~.triplets.create_llm_triplet_extractor` returns."""
+    from langchain_graphrag_milvus.ingest.triplets import LLM_EXTRACTOR_KEY
+
+    config = getattr(extractor, "config", None)
+    metadata = config.get("metadata") if isinstance(config, dict) else None
+    return isinstance(metadata, dict) and metadata.get(LLM_EXTRACTOR_KEY) == "llm"
+
+
+def auto_supplement(extractor: object) -> Supplement | None:
+    """What ``supplement="auto"`` is for ``extractor``: the links for an LLM extractor, else None.
+
+    ``"offline_links"`` when ``extractor`` is an LLM extractor (:func:`is_llm_extractor`) and
+    spaCy's pipeline is installed; an LLM extractor without it gets None and a ``UserWarning``.
+    """
+    if not is_llm_extractor(extractor):
+        return None
+    from langchain_graphrag_milvus.ingest.offline import OfflineExtractorUnavailableError, resolve_pipeline
+
+    try:
+        resolve_pipeline(None)
+    except OfflineExtractorUnavailableError as exc:
+        warnings.warn(
+            "supplement='auto': the LLM extractor's triplets get no spaCy title links, which raise "
+            f"retrieval quality ({exc}); install the 'offline' extra, or pass supplement=None to silence this",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return "offline_links"
+
+
+def resolve_supplement(
+    supplement: Runnable[Any, Any] | str | None, extractor: object = None
+) -> Runnable[Any, Any] | None:
     """``"offline_links"`` / ``"offline"`` → the offline extractor (links only / all); a runnable or None as is.
+
+    ``"auto"``: :func:`auto_supplement` of the store's ``extractor``.
 
     Raises:
         ValueError: Another string.
         OfflineExtractorUnavailableError: A named supplement without spaCy or its pipeline.
     """
+    if supplement == "auto":
+        supplement = auto_supplement(extractor)
     if isinstance(supplement, str):
         if supplement not in SUPPLEMENTS:
             raise ValueError(
-                f"supplement must be a Runnable, {' or '.join(map(repr, SUPPLEMENTS))} or None, not {supplement!r}"
+                f"supplement must be a Runnable, 'auto', {' or '.join(map(repr, SUPPLEMENTS))} or None, "
+                f"not {supplement!r}"
             )
         from langchain_graphrag_milvus.ingest.offline import create_offline_triplet_extractor
 

@@ -47,7 +47,12 @@ __all__ = [
     "TRANSIENT_ERRORS",
     "extract_texts",
     "extractor_name",
+    "LLM_EXTRACTOR_KEY",
 ]
+
+#: Metadata key of the runnable :func:`create_llm_triplet_extractor` returns (value ``"llm"``): a store's
+#: ``supplement="auto"`` (the default) adds spaCy's title links to the triplets of such an extractor.
+LLM_EXTRACTOR_KEY = "langchain_graphrag_milvus_extractor"
 
 OPENIE_PROMPT = """Your task is to build a knowledge graph from the passage below.
 
@@ -271,7 +276,7 @@ def create_llm_triplet_extractor(
         # another prompt gives other triplets: a cache namespace of its own
         digest = hashlib.sha256(repr(custom).encode()).hexdigest()[:8]
         model_name = f"{model_name}:{digest}"
-    return full.with_config(run_name=f"graph_triplet_extraction[{model_name}]")
+    return full.with_config(run_name=f"graph_triplet_extraction[{model_name}]", metadata={LLM_EXTRACTOR_KEY: "llm"})
 
 
 def _as_passage(text: str) -> dict[str, str]:

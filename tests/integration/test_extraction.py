@@ -34,6 +34,7 @@ def test_extraction_at_ingest_with_report_cache_and_retry(make_store, tmp_path) 
         extractor=create_llm_triplet_extractor(llm),
         extraction_cache=tmp_path / "triplets.sqlite",
         extraction_concurrency=2,
+        supplement=None,  # the extractor's own triplets only (the default adds spaCy's links: below)
     )
     report = store.add_documents(docs())
     assert report.extraction_calls == 4 and report.extraction_failures == 1  # p5: no JSON at all
@@ -61,9 +62,36 @@ def test_extraction_at_ingest_with_report_cache_and_retry(make_store, tmp_path) 
         LexicalEmbeddings(),
         extractor=create_llm_triplet_extractor(quiet),
         extraction_cache=tmp_path / "triplets.sqlite",
+        supplement=None,
     )
     third = other.add_documents(docs()[:4])
     assert third.extraction_cached == 4 and quiet.calls == 0
+
+
+def test_an_llm_extractor_gets_spacys_title_links_by_default(make_store) -> None:
+    """``supplement="auto"`` (the default): an LLM extractor's triplets plus spaCy's title → mention links."""
+    doc = Document(
+        id="b1",
+        page_content="Charles Babbage designed the Analytical Engine. He lived in London and met Ada Lovelace.",
+        metadata={"title": "Charles Babbage"},
+    )
+    answer = '{"triples": [["Charles Babbage", "designed", "Analytical Engine"]]}'
+    relations = {}
+    for setting in ("default", None):
+        extractor = create_llm_triplet_extractor(FakeListChatModel(responses=[answer]))
+        kwargs = {} if setting == "default" else {"supplement": setting}
+        store = make_store(LexicalEmbeddings(), extractor=extractor, **kwargs)
+        report = store.add_documents([doc])
+        relations[setting] = {r["text"] for r in store.iterate("relations", ("text",))}
+        assert report.triplets_supplemented == len(relations[setting]) - 1
+    assert relations[None] == {"Charles Babbage designed Analytical Engine"}
+    # the links the LLM left out: the title to the passage's other names (not to the engine: connected already)
+    assert relations["default"] >= {
+        "Charles Babbage designed Analytical Engine",
+        "Charles Babbage mentions London",
+        "Charles Babbage mentions Ada Lovelace",
+    }
+    assert not any("mentions" in t and "Analytical Engine" in t for t in relations["default"])
 
 
 def test_extraction_respects_max_concurrency(make_store) -> None:

@@ -96,6 +96,8 @@ def test_eval_cli_supplement(tmp_path, capsys) -> None:
 def test_ingest_cli_supplement(tmp_path, capsys) -> None:
     """``ingest --supplement offline_links``: a file's chunks get spaCy's links beside the extractor's triplets."""
     pytest.importorskip("spacy", reason="the offline extra is not installed")
+    import json
+
     from langchain_graphrag_milvus import MilvusGraphStore
     from langchain_graphrag_milvus.cli.main import main
 
@@ -109,7 +111,10 @@ def test_ingest_cli_supplement(tmp_path, capsys) -> None:
     for prefix, extra in (("plain", []), ("linked", ["--supplement", "offline_links"])):
         argv = ["ingest", str(docs), *options, "--prefix", prefix, "--extractor", "none", *extra, "--json"]
         assert main(argv) == 0
-        capsys.readouterr()
+        summary = json.loads(capsys.readouterr().out)
+        # the summary says what ran beside the extractor ("auto" with --extractor none: nothing)
+        assert summary["supplement"] == ("offline_links" if extra else None)
+        assert (summary["triplets_supplemented"] > 0) == bool(extra)
         store = MilvusGraphStore(LexicalEmbeddings(), uri=str(tmp_path / "s.db"), collection_prefix=prefix)
         counts[prefix] = _relations(store)
         store.close()

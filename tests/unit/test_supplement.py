@@ -83,3 +83,29 @@ def test_offline_links_are_every_named_mention_of_the_title() -> None:
     # the full extractor's own title links are a subset of the links, and no date or number is linked
     assert {o for s, p, o in facts if p == "mentions"} <= objects
     assert not any(o[:1].isdigit() for o in objects)
+
+
+def test_auto_is_the_title_links_for_an_llm_extractor_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``supplement="auto"`` (the store's default): the links for an LLM extractor, nothing for any other."""
+    pytest.importorskip("spacy", reason="the offline extra is not installed")
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from langchain_graphrag_milvus.ingest import offline
+    from langchain_graphrag_milvus.ingest.supplement import auto_supplement, is_llm_extractor
+    from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
+
+    llm = create_llm_triplet_extractor(FakeListChatModel(responses=["{}"]), retries=3)
+    plain = RunnableLambda(lambda text: {"triplets": []})
+    assert is_llm_extractor(llm) and is_llm_extractor(llm.with_config(tags=["mine"]))
+    assert not is_llm_extractor(plain) and not is_llm_extractor(None) and not is_llm_extractor(object())
+    assert auto_supplement(llm) == "offline_links"
+    links = resolve_supplement("auto", llm)
+    assert isinstance(links, offline.OfflineTripletExtractor) and links.links_only
+    for other in (None, plain, offline.create_offline_triplet_extractor()):
+        assert auto_supplement(other) is None and resolve_supplement("auto", other) is None
+    # without spaCy: the LLM extractor's own triplets, and a warning that says what is missing
+    monkeypatch.setattr(offline, "_installed", lambda name: False)
+    with pytest.warns(UserWarning, match="offline"):
+        assert resolve_supplement("auto", llm) is None
+    with pytest.raises(offline.OfflineExtractorUnavailableError):
+        resolve_supplement("offline_links", llm)  # asked for by name: an error, as before
