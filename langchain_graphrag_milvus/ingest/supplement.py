@@ -69,12 +69,22 @@ Supplement = Literal["auto", "offline_links", "offline"]
 
 
 def is_llm_extractor(extractor: object) -> bool:
-    """Whether ``extractor`` is (a binding of) what :func:`~.triplets.create_llm_triplet_extractor` returns."""
+    """Whether ``extractor`` is (a binding of) what :func:`~.triplets.create_llm_triplet_extractor` returns.
+
+    The marker is looked for down the chain of bindings (``.bound``): a user's
+    ``.with_config(metadata=...)`` replaces the outer binding's metadata, not the inner one's.
+    """
     from langchain_graphrag_milvus.ingest.triplets import LLM_EXTRACTOR_KEY
 
-    config = getattr(extractor, "config", None)
-    metadata = config.get("metadata") if isinstance(config, dict) else None
-    return isinstance(metadata, dict) and metadata.get(LLM_EXTRACTOR_KEY) == "llm"
+    for _ in range(8):  # bindings of bindings; a few levels at most
+        config = getattr(extractor, "config", None)
+        metadata = config.get("metadata") if isinstance(config, dict) else None
+        if isinstance(metadata, dict) and metadata.get(LLM_EXTRACTOR_KEY) == "llm":
+            return True
+        extractor = getattr(extractor, "bound", None)
+        if extractor is None:
+            return False
+    return False
 
 
 def auto_supplement(extractor: object) -> Supplement | None:

@@ -30,7 +30,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, RunnableLambda
 from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, Field
 
@@ -276,7 +276,11 @@ def create_llm_triplet_extractor(
         # another prompt gives other triplets: a cache namespace of its own
         digest = hashlib.sha256(repr(custom).encode()).hexdigest()[:8]
         model_name = f"{model_name}:{digest}"
-    return full.with_config(run_name=f"graph_triplet_extraction[{model_name}]", metadata={LLM_EXTRACTOR_KEY: "llm"})
+    marker = {LLM_EXTRACTOR_KEY: "llm"}
+    # the marker on an inner binding too: a user's ``.with_config(metadata=...)`` replaces the outer's
+    # metadata (LangChain merges config keys shallowly) but keeps its ``bound``
+    config: RunnableConfig = {"run_name": f"graph_triplet_extraction[{model_name}]", "metadata": marker}
+    return RunnableBinding(bound=full.with_config(metadata=marker), config=config)
 
 
 def _as_passage(text: str) -> dict[str, str]:

@@ -109,3 +109,25 @@ def test_auto_is_the_title_links_for_an_llm_extractor_only(monkeypatch: pytest.M
         assert resolve_supplement("auto", llm) is None
     with pytest.raises(offline.OfflineExtractorUnavailableError):
         resolve_supplement("offline_links", llm)  # asked for by name: an error, as before
+
+
+@pytest.mark.parametrize("retries", [1, 3])
+def test_the_llm_marker_survives_a_users_own_metadata(retries: int) -> None:
+    """``extractor.with_config(metadata=...)`` (LangChain merges config keys shallowly) keeps the links on."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from langchain_graphrag_milvus.ingest.extraction_cache import extractor_name
+    from langchain_graphrag_milvus.ingest.supplement import is_llm_extractor
+    from langchain_graphrag_milvus.ingest.triplets import create_llm_triplet_extractor
+
+    answer = '{"triples": [["Ada Lovelace", "born in", "London"]]}'
+    llm = create_llm_triplet_extractor(FakeListChatModel(responses=[answer]), retries=retries)
+    mine = llm.with_config(metadata={"team": "search"})
+    renamed = llm.with_config(run_name="mine", metadata={"team": "search"})
+    for wrapped in (mine, renamed, mine.with_retry(stop_after_attempt=2), mine.bind(), mine.with_config(tags=["t"])):
+        assert is_llm_extractor(wrapped)
+    # the cache identity is the run name, as before the marker
+    assert extractor_name(llm) == extractor_name(mine) == "graph_triplet_extraction[FakeListChatModel]"
+    assert extractor_name(renamed) == "mine"
+    text = "Ada Lovelace was born in London."
+    assert llm.invoke(text)["triplets"] == mine.invoke(text)["triplets"] == [["Ada Lovelace", "born in", "London"]]
