@@ -19,9 +19,13 @@ given too. Supplement triplets are cached like extractions (by extractor and tex
 
 ``supplement="auto"`` (the store's default) is ``"offline_links"`` when the store's
 ``extractor`` is an LLM extractor of :func:`~.triplets.create_llm_triplet_extractor` and spaCy's
-pipeline is installed (the ``offline`` extra), else nothing: no other extractor and no
-given triplets get a supplement unless asked. Without spaCy an LLM extractor works as
-before, with a ``UserWarning`` that says what is missing.
+pipeline is installed (the ``offline`` extra), else nothing: a store with no other extractor
+adds no supplement unless asked. It is decided once, when the store is made, from its
+``extractor``; like any supplement it then runs on every passage the store writes, given
+triplets and a per-call ``extractor=`` included, and a per-call LLM extractor (or one set
+later with ``store.extractor = ...``) on a store made without one gets none (pass
+``supplement="offline_links"``). Without spaCy an LLM extractor works as before, with a
+``UserWarning`` that says what is missing.
 
 Only passages written by an ingest get the supplement: like a changed extractor, turning
 it on does not touch stored passages whose text is unchanged (delete and re-ingest them).
