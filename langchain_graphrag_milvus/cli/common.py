@@ -180,7 +180,7 @@ def open_store(
     from langchain_graphrag_milvus.store import MilvusGraphStore
 
     check_graph_path(explicit_graph_path(args.graph_path))
-
+    supplement: Any = getattr(args, "supplement", "auto")  # ingest's option; serve's ingests: the default
     return MilvusGraphStore(
         make_embeddings(args.embeddings),
         uri=args.uri,
@@ -191,7 +191,7 @@ def open_store(
         consistency_level="Strong" if reader else "Session",
         partition_key_field=partition_key_field,
         extraction_cache=extraction_cache,
-        supplement=None if getattr(args, "supplement", "none") == "none" else args.supplement,  # ingest only
+        supplement=None if supplement == "none" else supplement,
     )
 
 

@@ -120,3 +120,25 @@ def test_ingest_cli_supplement(tmp_path, capsys) -> None:
         store.close()
     assert counts["plain"] == set()  # --extractor none: no triplet of its own
     assert counts["linked"] and all(p == "mentions" for _, p, _ in counts["linked"])
+
+
+@pytest.mark.parametrize("extractor", ["llm", "offline", "none"])
+def test_serve_adds_the_links_to_an_llm_extractor_as_ingest_does(tmp_path, monkeypatch, extractor) -> None:
+    """``serve --extractor llm``: its ingests (``POST /documents``, ``/files``) get the store's default links too."""
+    pytest.importorskip("spacy", reason="the offline extra is not installed")
+    pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
+    from langchain_graphrag_milvus.cli import serve
+    from langchain_graphrag_milvus.cli.main import build_parser
+    from langchain_graphrag_milvus.ingest.offline import OfflineTripletExtractor
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the extractor's model is made, never called
+    argv = ["serve", "--uri", str(tmp_path / "s.db"), "--embeddings", "fake", "--extractor", extractor, "--llm", "fake"]
+    state = serve._state(build_parser().parse_args(argv))
+    try:
+        links = state.store.supplement
+        if extractor == "llm":
+            assert isinstance(links, OfflineTripletExtractor) and links.links_only
+        else:
+            assert links is None
+    finally:
+        state.store.close()
