@@ -22,7 +22,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from langchain_graphrag_milvus.text.tokens import name_tokens
 
-__all__ = ["PassageWords", "PassageWordFrequency"]
+__all__ = ["MAX_COUNTED_PASSAGES", "PassageWords", "PassageWordFrequency"]
+
+#: Graphs of more passages than this skip the text count (and so the keyphraseness rule): the
+#: count reads every passage's text once per graph change, which a large, busy store cannot pay
+#: on a query. Counting at ingest, kept with the graph, is what would lift this limit.
+MAX_COUNTED_PASSAGES = 20_000
 
 
 class PassageWords:
@@ -56,16 +61,24 @@ class PassageWordFrequency:
 
     The counts are made from ``texts()`` on the first call and again on the first call after
     ``current()`` returns another object (the store's graph after an ingest): one read of every
-    passage's text, then dictionary lookups.
+    passage's text, then dictionary lookups. An object whose ``n_passages`` is above
+    ``max_passages`` gets no count (every word held by 0 passages: the rule links as before).
 
     Args:
         texts: Reads every passage's text.
         current: The object the counts belong to (compared by identity).
+        max_passages: The most passages counted (:data:`MAX_COUNTED_PASSAGES`).
     """
 
-    def __init__(self, texts: Callable[[], Iterable[str]], current: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        texts: Callable[[], Iterable[str]],
+        current: Callable[[], object],
+        max_passages: int = MAX_COUNTED_PASSAGES,
+    ) -> None:
         self._texts = texts
         self._current = current
+        self.max_passages = max_passages
         self._made: tuple[object, PassageWords] | None = None
         self._lock = threading.Lock()
 
@@ -77,7 +90,8 @@ class PassageWordFrequency:
             with self._lock:
                 made = self._made
                 if made is None or made[0] is not owner:
-                    made = self._made = (owner, PassageWords(self._texts()))
+                    too_many = int(getattr(owner, "n_passages", 0) or 0) > self.max_passages
+                    made = self._made = (owner, PassageWords(() if too_many else self._texts()))
         return made[1]
 
     def __call__(self, names: Sequence[str]) -> tuple[list[int], int]:

@@ -86,6 +86,26 @@ def test_word_counts_follow_the_graph() -> None:
     assert counts(["pip", "runs"]) == ([3, 0], 3) and len(reads) == 2
 
 
+def test_a_graph_of_too_many_passages_reads_no_text() -> None:
+    """Above ``max_passages`` the text is never read: every word counts 0 passages (the rule links as before)."""
+
+    class Graph:
+        def __init__(self, n: int) -> None:
+            self.n_passages = n
+
+    owner = [Graph(3)]
+    reads: list[int] = []
+
+    def read() -> list[str]:
+        reads.append(1)
+        return ["pip runs", "runs", "runs"]
+
+    counts = PassageWordFrequency(read, lambda: owner[0], max_passages=3)
+    assert counts(["runs"]) == ([3], 3) and len(reads) == 1
+    owner[0] = Graph(4)
+    assert counts(["runs", "pip"]) == ([0, 0], 0) and len(reads) == 1
+
+
 def test_graph_linker_takes_passage_texts() -> None:
     factory = graph_linker(lambda: None, lambda: ["pip runs"])  # type: ignore[arg-type,return-value]
     made = factory(["pip"])
