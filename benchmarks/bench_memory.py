@@ -5,7 +5,7 @@ graph index of a synthetic graph (:func:`synthetic.generate`: 16.75 relations pe
 default; ``--mean-degree 2.1`` gives musique100's ~1 entity per relation), the
 entity names (multi-word capitalised names, :func:`scale_corpus.make_names`), the name
 table, the linker's choices with their fuzzy and word indexes, and the store's linker
-(:func:`~langchain_graphrag_milvus.retrieval.query_entities.graph_linker`) after one query.
+(:func:`~langchain_graphrag_milvus.retrieval.graph_linker.graph_linker`) after one query.
 Each size prints three figures per million relations:
 
 * ``report``: :func:`~langchain_graphrag_milvus.milvus.graph_memory.report_of` (what
@@ -57,7 +57,7 @@ from langchain_graphrag_milvus.graph.ids import key_to_id  # noqa: E402
 from langchain_graphrag_milvus.milvus.graph_memory import MemoryReport, release_free_memory, report_of  # noqa: E402
 from langchain_graphrag_milvus.milvus.graph_read import read_graph  # noqa: E402
 from langchain_graphrag_milvus.milvus.graph_saved import save_index, saved_names  # noqa: E402
-from langchain_graphrag_milvus.retrieval.query_entities import graph_linker  # noqa: E402
+from langchain_graphrag_milvus.retrieval.graph_linker import graph_linker  # noqa: E402
 from langchain_graphrag_milvus.text.name_map import NameMap  # noqa: E402
 from langchain_graphrag_milvus.text.name_table import NameTable  # noqa: E402
 

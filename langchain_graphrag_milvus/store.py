@@ -27,14 +27,14 @@ from langchain_graphrag_milvus.milvus.graph_cache import GraphCache
 from langchain_graphrag_milvus.milvus.local_search import LaidOutReads, LocalSearch
 from langchain_graphrag_milvus.milvus.local_vectors import LocalMode, local_vectors_for
 from langchain_graphrag_milvus.milvus.milvus_backend import MilvusBackend, milvus_only
-from langchain_graphrag_milvus.milvus.read_seam import StoreReads
+from langchain_graphrag_milvus.milvus.read_seam import StoreReads, passage_texts
 from langchain_graphrag_milvus.milvus.reads import Hit, MilvusReads, RowLayout
 from langchain_graphrag_milvus.milvus.saved_graph import drop_saved_graph, resolve_graph_path
 from langchain_graphrag_milvus.milvus.state_seam import StoreState
 from langchain_graphrag_milvus.milvus.store_views import VectorStoreViews
 from langchain_graphrag_milvus.milvus.write_seam import StoreWrites
 from langchain_graphrag_milvus.milvus.writes import StoreParts
-from langchain_graphrag_milvus.retrieval.query_entities import EntityLinker, graph_linker
+from langchain_graphrag_milvus.retrieval.graph_linker import EntityLinker, graph_linker
 from langchain_graphrag_milvus.store_outputs import StoreOutputs
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
         self._graph_cache: GraphCache[EntityLinker] = GraphCache(
             self._state,
             self._reads,
-            graph_linker(lambda: self._graph_cache.current()),
+            graph_linker(lambda: self._graph_cache.current(), passage_texts(self._reads)),
             graph_path=resolve_graph_path(graph_path, uri, collection_prefix),
             on_stale=on_stale,
             refresh_interval=refresh_interval,

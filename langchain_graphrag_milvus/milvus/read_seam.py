@@ -27,13 +27,13 @@ case in the compliance suite.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langchain_graphrag_milvus.milvus.schema import Kind
 
-__all__ = ["Hit", "MAX_TOP_K", "StoreReads"]
+__all__ = ["Hit", "MAX_TOP_K", "StoreReads", "passage_texts"]
 
 #: Milvus' largest top-k (and query window): the most rows one search or query returns.
 MAX_TOP_K = 16_384
@@ -156,3 +156,8 @@ class StoreReads(Protocol):
         Strongly consistent; ``field=None``: the values are None. The graph's filtered views are read so.
         """
         ...
+
+
+def passage_texts(reads: StoreReads) -> Callable[[], Iterator[str]]:
+    """Reads every passage's text (one strongly consistent scan) when called."""
+    return lambda: (str(row.get("text") or "") for row in reads.iterate("passages", ("text",)))

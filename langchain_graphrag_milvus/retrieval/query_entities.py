@@ -18,10 +18,9 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -30,12 +29,10 @@ from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.prompts import ChatPromptTemplate, HumanMessagePromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from langchain_graphrag_milvus.text.mention_rules import capitalised_run, looks_like_code, partial_window
 from langchain_graphrag_milvus.text.name_table import MAX_NAME_TOKENS, LinkerNames, linker_key
 from langchain_graphrag_milvus.text.names import clean_text
 from langchain_graphrag_milvus.text.tokens import NAME_STOPWORDS, name_spans, name_tokens
-
-if TYPE_CHECKING:
-    from langchain_graphrag_milvus.graph import GraphIndex
 
 __all__ = [
     "EntityLinker",
@@ -43,8 +40,6 @@ __all__ = [
     "GENERIC_SHARE",
     "SPECIFIC_PASSAGES",
     "looks_like_code",
-    "graph_frequency",
-    "graph_linker",
     "create_llm_entity_extractor",
     "parse_entities",
     "MAX_QUERY_ENTITIES",
@@ -113,6 +108,12 @@ class EntityLinker:
         partial: Link a span to the one name of several words that ends with it.
         generic_share: The largest share of passages a lower-case mention's entity may
             appear in.
+        text_frequency: Names → (passages whose *text* holds each one-word name, passages);
+            with it (and ``frequency``), a one-word lower-case mention links only when its
+            keyphraseness — the share of the passages holding the word whose relations name
+            it (Mihalcea & Csomai's link probability) — is at least the graph's own: the
+            pooled share over all its one-word names (:meth:`link_rate`). "pip" is an
+            entity in most passages that hold it; "runs" or "main" is plain text in most.
 
     Raises:
         ValueError: ``fuzzy_cutoff`` is outside 0-100 or ``generic_share`` outside 0-1.
@@ -127,6 +128,7 @@ class EntityLinker:
         frequency: NameFrequency | None = None,
         partial: bool = False,
         generic_share: float = GENERIC_SHARE,
+        text_frequency: NameFrequency | None = None,
     ) -> None:
         if fuzzy_cutoff is not None and not 0.0 <= fuzzy_cutoff <= 100.0:
             raise ValueError(f"fuzzy_cutoff must be a ratio from 0 to 100 or None, got {fuzzy_cutoff!r}")
@@ -137,6 +139,8 @@ class EntityLinker:
         self.frequency = frequency
         self.partial = partial
         self.generic_share = generic_share
+        self.text_frequency = text_frequency
+        self._rate: float | None = None
         if not isinstance(names, LinkerNames):
             first: dict[str, str] = {}
             for name in names:
@@ -171,10 +175,37 @@ class EntityLinker:
         if name not in ctx.specific:
             counts, total = self.frequency([name])
             count = int(counts[0]) if len(counts) else 0
-            ctx.specific[name] = 0 < count and (
-                count <= SPECIFIC_PASSAGES or count <= self.generic_share * max(int(total), 1)
+            ctx.specific[name] = (
+                0 < count
+                and (count <= SPECIFIC_PASSAGES or count <= self.generic_share * max(int(total), 1))
+                and self._keyphrase(name, count)
             )
         return ctx.specific[name]
+
+    def _keyphrase(self, name: str, count: int) -> bool:
+        """A one-word name is an entity in at least :meth:`link_rate` of the passages holding the word."""
+        if self.text_frequency is None or len(_tokens(name)) != 1:
+            return True
+        texts, _ = self.text_frequency([name])
+        held = int(texts[0]) if len(texts) else 0
+        return held == 0 or count >= self.link_rate() * held
+
+    def link_rate(self) -> float:
+        """The graph's keyphraseness: passages naming its one-word names / passages whose text holds them.
+
+        Pooled over every one-word name whose word some passage holds (0 without both counts);
+        computed once per linker (one count per name).
+        """
+        if self._rate is None:
+            if self.frequency is None or self.text_frequency is None:
+                return 0.0
+            words = [name for key, name in zip(self._names.choices, self._names.names) if " " not in key]
+            named, _ = self.frequency(words)
+            held, _ = self.text_frequency(words)
+            pairs = [(int(n), int(h)) for n, h in zip(named, held) if h > 0]
+            total = sum(h for _, h in pairs)
+            self._rate = sum(n for n, _ in pairs) / total if total else 0.0
+        return self._rate
 
     def find(self, query: str) -> list[str]:
         """Display names of the entities found in ``query``, in order of appearance."""
@@ -209,9 +240,9 @@ class EntityLinker:
         for size in range(min(3, len(keys)), 0, -1):
             for start in range(0, len(keys) - size + 1):
                 window = keys[start : start + size]
-                if any(taken[start : start + size]) or not _partial_window(window):
+                if any(taken[start : start + size]) or not partial_window(window):
                     continue
-                if not ctx.lower_query and not _capitalised_run(ctx.spans, start, size):
+                if not ctx.lower_query and not capitalised_run(ctx.spans, start, size):
                     continue
                 ends = [i for i, at_end in index.containing(window) if at_end]
                 if len(ends) != 1:
@@ -275,60 +306,6 @@ class _Find:
     taken: list[bool]
     lower_query: bool
     specific: dict[str, bool] = field(default_factory=dict)
-
-
-def graph_frequency(current: Callable[[], GraphIndex]) -> NameFrequency:
-    """A :data:`NameFrequency` over the graph ``current()`` returns when it is called.
-
-    Counts are the passages whose relations name the entity (0: not in the graph).
-    """
-
-    def frequency(names: Sequence[str]) -> tuple[list[int], int]:
-        from langchain_graphrag_milvus.retrieval.stages import exact_entities
-
-        graph = current()
-        found = exact_entities(graph, list(names), None)
-        counts = iter(graph.entity_passage_counts(found[found >= 0]).tolist())
-        return [next(counts) if e >= 0 else 0 for e in found.tolist()], graph.n_passages
-
-    return frequency
-
-
-def graph_linker(current: Callable[[], GraphIndex]) -> Callable[[Iterable[str]], EntityLinker]:
-    """The store's linker factory: names as a question writes them, partial names, passage counts from ``current()``."""
-    return lambda names: EntityLinker(names, require_capital=True, partial=True, frequency=graph_frequency(current))
-
-
-def _capitalised_run(spans: list[tuple[str, str]], start: int, size: int) -> bool:
-    """The words are a whole run of capitalised words, not the question's first word alone.
-
-    "Barry Wesson" is one name: neither "Barry" nor "Wesson" is matched on its own.
-    """
-
-    def capital(i: int) -> bool:
-        return 0 <= i < len(spans) and spans[i][1][:1].isupper() and not (i == 0 and size == 1 and start == 0)
-
-    inside = all(capital(i) for i in range(start, start + size))
-    return inside and start > 0 and not capital(start - 1) and not capital(start + size)
-
-
-def _partial_window(window: list[str]) -> bool:
-    """A span that may stand for a longer name: no stopword at its ends, no bare number, 3+ letters."""
-    if window[0] in STOPWORDS or window[-1] in STOPWORDS or any(t.isdigit() for t in window):
-        return False
-    return sum(len(t) for t in window) >= 3
-
-
-#: An identifier inside a name: a dotted or underscored word, a digit, camelCase, ``--option``.
-_CODE = re.compile(r"\w[._/]\w|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|^-{1,2}\w|\(\)")
-
-
-def looks_like_code(name: str) -> bool:
-    """True for names written as code or versions (``init.defaultBranch``, ``sha256``, ``--user``).
-
-    Such a name is a name however the query writes it: ``"sha256"`` needs no capital.
-    """
-    return bool(_CODE.search(name))
 
 
 ENTITY_PROMPT_ONE_SHOT_INPUT = """Extract the named entities (people, places, organisations, works, events, dates, concepts) that the question is about. Return a JSON object {"entities": [...]} with the entity names exactly as they appear in the question.

@@ -104,7 +104,7 @@ def test_token_index_runs_and_ends() -> None:
 def test_graph_frequency_counts_passages_of_the_named_entities() -> None:
     from langchain_graphrag_milvus import GraphIndex
     from langchain_graphrag_milvus.graph.ids import id_to_key
-    from langchain_graphrag_milvus.retrieval.query_entities import graph_frequency
+    from langchain_graphrag_milvus.retrieval.graph_linker import graph_frequency
     from langchain_graphrag_milvus.text.names import entity_id
 
     facts = [("pip", "uses", "keyring", "p1"), ("pip", "reads", "pip.conf", "p2"), ("Git", "has", "pip", "p3")]

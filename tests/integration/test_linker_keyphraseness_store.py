@@ -1,0 +1,39 @@
+"""The store's linker on a real store: a common word that is an entity in few of the passages holding it
+is not linked from a lower-case question; a word that is an entity wherever it is written is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langchain_core.documents import Document
+
+from langchain_graphrag_milvus import MilvusGraphStore
+
+from ..fakes import LexicalEmbeddings
+
+ROWS = [
+    ("p1", "pip runs the build backend.", [["pip", "starts", "runs"], ["runs", "of", "build backend"]]),
+    ("p2", "The daemon runs as root; pip is not needed.", [["daemon", "as", "root"], ["pip", "unused by", "daemon"]]),
+    ("p3", "The timer runs daily.", [["timer", "fires", "daily"]]),
+    ("p4", "A cron job runs every hour.", [["cron job", "fires", "every hour"]]),
+    ("p5", "The service runs under systemd.", [["service", "managed by", "systemd"]]),
+    ("p6", "Use sha256 for the hash; the job runs after.", [["job", "hashes with", "sha256"]]),
+]  # fmt: skip
+
+
+def test_common_words_are_not_linked_code_and_names_are(make_store: Callable[..., MilvusGraphStore]) -> None:
+    store = make_store(LexicalEmbeddings())
+    store.add_documents([Document(id=pid, page_content=text, metadata={"triplets": t}) for pid, text, t in ROWS])
+    linker = store.entity_linker()
+    # "runs" is an entity of 1 of the 6 passages holding it; "pip" of both passages holding it
+    assert linker.find("which pip runs the build backend?") == ["pip", "build backend"]
+    assert linker.find("does sha256 need systemd?") == ["sha256", "systemd"]
+    assert 0 < linker.link_rate() < 1
+    # without the text counts, "runs" (1 passage: specific) was linked
+    counts, linker.text_frequency = linker.text_frequency, None
+    assert linker.find("which pip runs the build backend?") == ["pip", "runs", "build backend"]
+    assert counts is not None and counts(["runs", "pip", "build backend"]) == ([6, 2, 0], 6)
+    # new passages: the word counts follow the graph
+    more = [(f"r{i}", "It runs.", [["it", "listed in", f"table {i}"]]) for i in range(4)]
+    store.add_documents([Document(id=pid, page_content=text, metadata={"triplets": t}) for pid, text, t in more])
+    assert counts(["runs", "pip"]) == ([10, 2], 10)
