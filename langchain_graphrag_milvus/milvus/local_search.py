@@ -256,8 +256,14 @@ class LocalSearch:
         return [[Hit(i, score, {"pk": i}) for i, score in per_query] for per_query in found]
 
     def unchanged(self, stamp: Stamp) -> bool:
-        """Whether the store's id and generation counter are still ``stamp`` (one read)."""
-        return tuple(self.graph.connection.stamp()) == tuple(stamp)
+        """Whether the store's id and generation counter are still ``stamp`` (one read).
+
+        If not, the graph's refresh check is made due, so the query's search the usual way reloads it.
+        """
+        same = tuple(self.graph.connection.stamp()) == tuple(stamp)
+        if not same:
+            self.graph.check_soon()
+        return same
 
     async def asearch(
         self,
