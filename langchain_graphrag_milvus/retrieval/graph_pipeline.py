@@ -151,7 +151,7 @@ def graph_pipeline(
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
     names, early = yield from names_and_query_vector(query, p, entity_extractor, overlap=trace is None)
-    held = trace is None and reranker is None and not p.filter
+    held = reranker is None and not p.filter
     docs = yield from _documents(query, names, early, p, reranker, trace, held=held)
     if docs is None:  # the store changed while the held answer was read: searched again the usual way
         docs = yield from _documents(query, names, early, p, reranker, trace, held=False)
