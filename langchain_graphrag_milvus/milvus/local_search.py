@@ -252,8 +252,11 @@ class LocalSearch:
             return None
         local = self.graph.local
         assert local is not None
-        found = passages.hits(s.vectors, min(int(s.limit), MAX_TOP_K), local.cosine, rows)
-        return [[Hit(i, score, {"pk": i}) for i, score in per_query] for per_query in found]
+        limit = min(int(s.limit), MAX_TOP_K)
+        found = passages.hits(s.vectors, limit + (rows is None), local.cosine, rows)
+        if rows is None and any(a[1] == b[1] for per_query in found for a, b in zip(per_query, per_query[1:])):
+            return None  # passages of equal score: Milvus orders them its own way (and picks those at the cut)
+        return [[Hit(i, score, {"pk": i}) for i, score in per_query[:limit]] for per_query in found]
 
     def unchanged(self, stamp: Stamp) -> bool:
         """Whether the store's id and generation counter are still ``stamp`` (one read).

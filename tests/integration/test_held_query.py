@@ -31,11 +31,12 @@ QUERIES = [
     "Which mathematician was a pupil of Johann Bernoulli?",
 ]
 # passages the dense search ranks high for the queries' words, which the graph does not connect to the answer
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"]
 FILLER = [
-    {"id": f"filler{i}", "passage": f"Who taught whom? Fluid dynamics, a pupil, a mathematician: notes {i}.",
+    {"id": f"filler{i}", "passage": f"Who taught whom? Fluid dynamics, a pupil: {' '.join(WORDS[: i + 1])}.",
      "triplets": [[f"Note {i}", "mentions", "fluid dynamics"]]}
     for i in range(6)
-]  # fmt: skip
+]  # fmt: skip (distinct words: no two passages of equal score, which Milvus would order its own way)
 MORE = [
     {"id": "zeta", "passage": "Zeta Quokka was a pupil of Johann Bernoulli.",
      "triplets": [["Zeta Quokka", "was a pupil of", "Johann Bernoulli"], ["Zeta Quokka", "wrote", "Hydra Notes"]]},
