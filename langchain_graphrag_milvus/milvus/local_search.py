@@ -15,6 +15,10 @@ same wave as the query's other reads (a read started after the search began: a d
 it is seen); only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
 whose row is gone dropped, as a search would not return them. Everything else (passages,
 filters, a store without tables, fields the table does not hold) is Milvus' search.
+
+:meth:`LocalSearch.search_held` answers a graph query's first searches, passages included
+(:mod:`.local_passages`), from the tables alone with no Milvus call; the query then reads the
+counter with the rows it returns (:mod:`~langchain_graphrag_milvus.retrieval.held`).
 """
 
 from __future__ import annotations
