@@ -147,3 +147,20 @@ def test_passages_are_not_held_with_local_search_off(make_store) -> None:
     store.add_records(nano_dataset())
     assert store._search.passages is None
     assert store.search_held(()) is None
+
+
+def test_auto_holds_no_more_passages_than_its_limit(make_store, monkeypatch) -> None:
+    """Under ``"auto"`` a store of more passages than ``AUTO_MAX_PASSAGES`` is searched by Milvus (same results)."""
+    from langchain_graphrag_milvus.milvus import local_passages
+
+    if make_store.backend != "lite":
+        pytest.skip('"auto" holds vectors on Milvus Lite only')
+    monkeypatch.setattr(local_passages, "AUTO_MAX_PASSAGES", 3)
+    store = make_store(LexicalEmbeddings())  # local_search="auto"
+    store.add_records(nano_dataset() + MORE)
+    assert store.counts()["passages"] > 3
+    remote = make_store(LexicalEmbeddings(), prefix=store.collection_prefix, local_search="off", graph_path=None)
+    for query in QUERIES:
+        got = [d.id for d in MilvusGraphRetriever(store=store, **PARAMS).invoke(query)]
+        assert got == [d.id for d in MilvusGraphRetriever(store=remote, **PARAMS).invoke(query)]
+    assert store._search.passages is not None and store._search.passages._table is None  # nothing held
