@@ -125,10 +125,9 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             often, a retrieval reads the generation counter (one ``describe_collection``, sent
             with its searches) and reloads the graph if it moved. ``0``: check on every retrieval; ``None``:
             never (call :meth:`refresh` yourself). Default 1 s; see README "Guarantees".
-        local_search: Entity and relation vectors held in the client, saved with the graph
-            index, so their searches need no Milvus round trip (:mod:`~.milvus.local_search`).
-            ``"auto"``: on Milvus Lite, whose searches scan every row, up to 300k rows per kind
-            (≈1.5 KiB each at 384 dimensions); ``"on"``: on any Milvus; ``"off"``: never.
+        local_search: Entity, relation and passage vectors held in the client (no Milvus search
+            round trip, :mod:`~.milvus.local_search`). ``"auto"``: on Milvus Lite (scans every row),
+            up to 300k rows per kind (≈1.5 KiB each at 384 dim); ``"on"``: any Milvus; ``"off"``: never.
         extractor: Triplet extractor for passages ingested without triplets (e.g.
             :func:`~langchain_graphrag_milvus.ingest.triplets.create_llm_triplet_extractor`), or
             ``"offline"`` for the spaCy extractor of
@@ -136,8 +135,7 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
             extra and an English spaCy pipeline must be installed; loads on first use).
         supplement: Triplets added to every passage's own: ``"auto"`` (spaCy's title ↔ mention links for an
             LLM extractor), ``"offline_links"``, ``"offline"``, a runnable or None (``ingest/supplement.py``).
-        extraction_cache: A sqlite file caching extractions by passage text (default: in
-            memory), so re-ingesting never pays twice.
+        extraction_cache: A sqlite file caching extractions by passage text (default: in memory).
         extraction_concurrency: Extraction calls in flight at once.
         synonym_threshold: Link each new entity to up to ``synonym_top_k`` entities whose
             name embeddings are at least this similar (HippoRAG's synonym edges; found with
@@ -334,6 +332,8 @@ class MilvusGraphStore(VectorStoreViews, StoreOutputs):
     # ------------------------------------------------------------------ reads (any backend's; the docs: Milvus')
     search = forward("_search", LocalSearch.search)
     asearch = forward("_search", LocalSearch.asearch)
+    search_held = forward("_search", LocalSearch.search_held)
+    unchanged = forward("_search", LocalSearch.unchanged)
     fetch = forward("_reads", MilvusReads.fetch)
     afetch = forward("_reads", MilvusReads.afetch)
     iterate = forward("_reads", MilvusReads.iterate)

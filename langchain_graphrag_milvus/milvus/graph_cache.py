@@ -149,6 +149,10 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             self.refresh()
         return self.current(check=False) is not graph
 
+    def check_soon(self) -> None:
+        """Make the refresh check due now (a held answer found the counter moved: see :mod:`.local_search`)."""
+        self._checked_at = float("-inf")
+
     def _check_due(self) -> bool:
         interval = self.refresh_interval
         return interval is not None and time.monotonic() - self._checked_at >= interval

@@ -15,6 +15,10 @@ same wave as the query's other reads (a read started after the search began: a d
 it is seen); only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
 whose row is gone dropped, as a search would not return them. Everything else (passages,
 filters, a store without tables, fields the table does not hold) is Milvus' search.
+
+:meth:`LocalSearch.search_held` answers a graph query's first searches, passages included
+(:mod:`.local_passages`), from the tables alone with no Milvus call; the query then reads the
+counter with the rows it returns (:mod:`~langchain_graphrag_milvus.retrieval.held`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from langchain_graphrag_milvus.graph.ids import find_keys, ids_to_keys
 from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
+from langchain_graphrag_milvus.milvus.local_passages import LocalPassages, PassageTable
 from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
 from langchain_graphrag_milvus.milvus.read_seam import MAX_TOP_K, Hit, StoreReads
 from langchain_graphrag_milvus.milvus.row_layout import RowLayout
@@ -45,6 +50,7 @@ class LaidOutReads(StoreReads, Protocol):
     """A read seam whose rows follow a :class:`~.row_layout.RowLayout` (the held fields' names)."""
 
     layout: RowLayout
+
 
 Stamp = tuple["str | None", "int | None"]
 Found = list[list[tuple[str, float]]]
@@ -76,6 +82,8 @@ class LocalSearch:
         self.reads = reads
         self.graph = graph
         self.check = check
+        #: The passage vectors (held with the entity and relation vectors, :mod:`.local_passages`).
+        self.passages = LocalPassages(reads, graph.connection, graph.local) if graph.local is not None else None
 
     def _plan(
         self,
@@ -196,6 +204,73 @@ class LocalSearch:
         ids = list(dict.fromkeys(i for per_query in found for i, _ in per_query))
         read = self.reads.fetch(kind, ids, fields or ("pk",)) if ids else {}
         return self._hits(kind, found, fields, read)
+
+    def search_held(self, searches: Sequence[Any]) -> tuple[list[list[list[Hit]]], Stamp] | None:
+        """The answers of these searches from the client's tables alone, and the stamp they hold at; else None.
+
+        Nothing is read from Milvus (but a passage table of the graph's stamp, read once per
+        generation): the caller checks the stamp (:meth:`unchanged`) with the one read of the rows
+        it returns, and searches again the usual way if it moved. Passage hits carry no fields
+        (``{"pk": id}``). None when a search is one the tables cannot answer (a filter other than
+        ``within``, a field not held, no table of the graph's stamp).
+        """
+        if self.passages is None or not searches:
+            return None
+        if self.check is not None:
+            self.check.before_search()
+        stamped = self.graph.stamped_table("relations")
+        stamp = stamped[1] if stamped is not None else None
+        passages = self.passages.table(stamp) if stamp is not None else None
+        if stamp is None or passages is None:
+            return None
+        answers: list[list[list[Hit]]] = []
+        for s in searches:
+            if s.limit < 1 or not s.vectors or (s.filter_expr and s.within is None):
+                return None
+            if s.kind == "passages":
+                answer = self._held_passages(passages, s)
+            else:
+                answer = self._held_rows(s, stamp)
+            if answer is None:
+                return None
+            answers.append(answer)
+        return answers, stamp
+
+    def _held_rows(self, s: Any, stamp: Stamp) -> list[list[Hit]] | None:
+        fields = self._fields(s.kind, s.output_fields)
+        if not self._may_hold(s.kind, s.limit, s.filter_expr, s.within, fields):
+            return None
+        plan = self._plan(s.kind, s.vectors, s.filter_expr, s.within)
+        if plan is None:
+            return None
+        table, table_stamp, rows = plan
+        if table_stamp != stamp or not self._direct(s.kind, table, table_stamp, fields):
+            return None
+        return self._held(s.kind, table, self._score(s.kind, table, s.vectors, s.limit, rows), fields)
+
+    def _held_passages(self, passages: PassageTable, s: Any) -> list[list[Hit]] | None:
+        if passages.table.dim != len(s.vectors[0]):
+            return None
+        rows = passages.positions(s.within) if s.within is not None else None
+        if s.within is not None and rows is None:
+            return None
+        local = self.graph.local
+        assert local is not None
+        limit = min(int(s.limit), MAX_TOP_K)
+        found = passages.hits(s.vectors, limit + (rows is None), local.cosine, rows)
+        if rows is None and any(a[1] == b[1] for per_query in found for a, b in zip(per_query, per_query[1:])):
+            return None  # passages of equal score: Milvus orders them its own way (and picks those at the cut)
+        return [[Hit(i, score, {"pk": i}) for i, score in per_query[:limit]] for per_query in found]
+
+    def unchanged(self, stamp: Stamp) -> bool:
+        """Whether the store's id and generation counter are still ``stamp`` (one read).
+
+        If not, the graph's refresh check is made due, so the query's search the usual way reloads it.
+        """
+        same = tuple(self.graph.connection.stamp()) == tuple(stamp)
+        if not same:
+            self.graph.check_soon()
+        return same
 
     async def asearch(
         self,

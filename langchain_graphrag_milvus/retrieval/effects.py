@@ -33,6 +33,8 @@ __all__ = [
     "Embed",
     "Search",
     "Fetch",
+    "SearchHeld",
+    "Unchanged",
     "Gather",
     "GetGraph",
     "CheckGraph",
@@ -96,6 +98,25 @@ class Fetch(Request[dict[str, dict[str, Any]]]):
     ids: tuple[str, ...]
     output_fields: tuple[str, ...]
     filter_expr: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHeld(Request["tuple[list[list[list[Hit]]], Any] | None"]):
+    """Searches answered from the vectors the store holds in the client alone, with no Milvus call.
+
+    Answer: the searches' hits and the stamp (store id, generation) the held rows are of, or
+    None when the store cannot answer them all so (the pipeline then searches the usual way).
+    Passage hits carry no fields; the rows returned are read by key with an :class:`Unchanged`.
+    """
+
+    searches: tuple[Search, ...]
+
+
+@dataclass(frozen=True)
+class Unchanged(Request[bool]):
+    """Whether the store's stamp (store id, generation counter) is still ``stamp`` (one read)."""
+
+    stamp: Any
 
 
 @dataclass(frozen=True)
@@ -192,6 +213,8 @@ Effect = (
     | Embed
     | Search
     | Fetch
+    | SearchHeld
+    | Unchanged
     | Gather
     | GetGraph
     | CheckGraph

@@ -38,7 +38,9 @@ from langchain_graphrag_milvus.retrieval.effects import (
     Notify,
     Request,
     Search,
+    SearchHeld,
     Steps,
+    Unchanged,
     ViewOf,
 )
 from langchain_graphrag_milvus.retrieval.store_api import RetrievalStore
@@ -79,6 +81,12 @@ def answer_sync(effect: Request[Any], store: RetrievalStore, callbacks: Any = No
         return store.search(effect.kind, effect.vectors, effect.limit, **search_options(effect))
     if isinstance(effect, Fetch):
         return store.fetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
+    if isinstance(effect, SearchHeld):  # no Milvus call (but a passage table read once per generation)
+        held = getattr(store, "search_held", None)
+        return held(effect.searches) if held is not None else None
+    if isinstance(effect, Unchanged):
+        unchanged = getattr(store, "unchanged", None)
+        return bool(unchanged(effect.stamp)) if unchanged is not None else False
     if isinstance(effect, Gather):
         return gather_sync(effect.effects, store, callbacks)
     if isinstance(effect, GetGraph):
@@ -112,7 +120,7 @@ def _pool() -> ThreadPoolExecutor:
 
 
 #: The effects a sync :class:`Gather` answers concurrently: reads, the graph check, the linker and the embedding.
-_CONCURRENT = (Search, Fetch, CheckGraph, LinkEntities, Embed)
+_CONCURRENT = (Search, Fetch, CheckGraph, Unchanged, LinkEntities, Embed)
 
 
 def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callbacks: Any = None) -> list[Any]:
@@ -163,7 +171,7 @@ async def answer_async(effect: Request[Any], store: RetrievalStore, callbacks: A
         return await store.afetch(effect.kind, effect.ids, effect.output_fields, filter_expr=effect.filter_expr)
     if isinstance(effect, Gather):
         return list(await asyncio.gather(*(answer_async(e, store, callbacks) for e in effect.effects)))
-    if isinstance(effect, (GetGraph, CheckGraph, LinkEntities, EntityNames, ViewOf, Compute)):
+    if isinstance(effect, (GetGraph, CheckGraph, SearchHeld, Unchanged, LinkEntities, EntityNames, ViewOf, Compute)):
         # building the graph or the linker reads Milvus: keep the event loop free
         return await asyncio.to_thread(answer_sync, effect, store, callbacks)
     raise TypeError(f"unknown effect {effect!r}")

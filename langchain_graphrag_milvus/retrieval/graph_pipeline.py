@@ -50,11 +50,13 @@ from langchain_graphrag_milvus.retrieval.effects import (
     LinkEntities,
     Notify,
     Search,
+    SearchHeld,
     Steps,
     ViewOf,
     ask,
     search_all,
 )
+from langchain_graphrag_milvus.retrieval.held import held_documents
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams
 from langchain_graphrag_milvus.retrieval.query_entities import MAX_QUERY_ENTITIES
 from langchain_graphrag_milvus.retrieval.rankings import relation_scope
@@ -149,9 +151,29 @@ def graph_pipeline(
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
     names, early = yield from names_and_query_vector(query, p, entity_extractor, overlap=trace is None)
+    held = reranker is None and not p.filter
+    docs = yield from _documents(query, names, early, p, reranker, trace, held=held)
+    if docs is None:  # the store changed while the held answer was read: searched again the usual way
+        docs = yield from _documents(query, names, early, p, reranker, trace, held=False)
+    assert docs is not None  # (only a held answer is dropped)
+    return docs
+
+
+def _documents(
+    query: str,
+    names: list[str],
+    early: list[list[float]] | None,
+    p: RetrievalParams,
+    reranker: Runnable[dict[str, Any], list[int]] | None,
+    trace: dict[str, Any] | None,
+    *,
+    held: bool,
+) -> Steps[list[Document] | None]:
+    """The searches, the ranking and the rows returned; None if a held answer (``held``) no longer holds."""
     q = yield from first_searches(
-        query, names, p, with_reranker=reranker is not None, all_entities=trace is not None, query_vectors=early
-    )
+        query, names, p, with_reranker=reranker is not None, all_entities=trace is not None, query_vectors=early,
+        held=held,
+    )  # fmt: skip
     if trace is not None:
         trace.update(params=p, entities=names, graph=q.graph, view=q.view, query_vector=q.qvec)
         trace.update(entity_hits=q.entity_hits, relation_hits=q.relation_hits, passage_hits=q.passage_hits)
@@ -166,7 +188,8 @@ def graph_pipeline(
     dense = [Ranked(h.id, h.score, fill_by) for h in q.passage_hits]
     ranked = p.ranking.merge_dense(ranked, dense, p.k, linked=bool(entity_seeds(q)))
     final = merge(p.k, from_relations(chosen, "llm"), ranked, dense)
-
+    if q.held is not None:  # every search answered in the client: the rows in one read, with the stamp's check
+        return (yield from held_documents(final, q, p.k, p.min_score, fill_by))
     rows = yield from passage_rows([r.id for r in final], q.passage_hits, p.filter, q.qvec)
     return ranked_documents(final, rows, q.passage_hits, p.k, min_score=p.min_score, fill_ranked_by=fill_by)
 
@@ -211,6 +234,7 @@ def first_searches(
     all_entities: bool = False,
     check_with_searches: bool = True,
     query_vectors: list[list[float]] | None = None,
+    held: bool = False,
 ) -> Steps[QueryHits]:
     """The graph, one embedding call for the query and its entities, and the batched searches.
 
@@ -264,7 +288,11 @@ def first_searches(
         searches.insert(0, relation_search)
     if evecs:
         searches.insert(0, Search("entities", evecs, entity_limit))
-    if not check_with_searches:
+    in_client = (yield from ask(SearchHeld(tuple(searches)))) if held and view is None else None
+    stamp: Any = None
+    if in_client is not None:  # no Milvus call: the stamp is checked with the read of the rows returned
+        answers, stamp = in_client
+    elif not check_with_searches:
         answers = yield from search_all(searches)
     else:
         *answers, moved_on = yield from ask(Gather((*searches, CheckGraph(graph))))
@@ -289,7 +317,7 @@ def first_searches(
     entity_hits: list[list[Hit]] = [[] for _ in names]  # aligned with the names: [] for those not searched
     for i, hits in zip(searched, found):
         entity_hits[i] = list(hits)
-    return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits)
+    return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits, stamp)
 
 
 #: Up to this many relations of the linked entities, ``relation_scope="entities"`` names them by

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from langchain_graphrag_milvus.graph import GraphIndex, GraphView
 from langchain_graphrag_milvus.milvus.reads import Hit
@@ -67,3 +67,6 @@ class QueryHits:
     entity_hits: Sequence[Sequence[Hit]]
     relation_hits: Sequence[Hit]
     passage_hits: Sequence[Hit]
+    #: The stamp the hits were scored at when the store answered them from the client alone
+    #: (:class:`~.effects.SearchHeld`; the passage hits then carry no fields), else None.
+    held: Any = None

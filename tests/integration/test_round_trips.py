@@ -85,7 +85,13 @@ class Spy:
         monkeypatch.setattr(store.embedding, "embed_documents", spy_embed)
 
 
+def no_held(store: Any, monkeypatch: Any) -> None:
+    """The usual path: searches by Milvus (a store holding vectors answers them in the client: test_held_query.py)."""
+    monkeypatch.setattr(store, "search_held", lambda searches: None)
+
+
 def test_the_default_query_makes_one_embedding_call_and_two_searches(nano_store, monkeypatch) -> None:
+    no_held(nano_store, monkeypatch)
     retriever = MilvusGraphRetriever(store=nano_store, k=2)
     want = retriever.invoke(NANO_QUESTION)  # warms the graph and the linker (their reads are not per query)
     spy = Spy(nano_store, monkeypatch)
@@ -117,6 +123,7 @@ def test_a_concurrent_gather_answers_like_one_by_one_calls(nano_store) -> None:
 
 def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> None:
     """``ppr_relation_seeds=0``: one search (the passages'), sync and async, the same Documents."""
+    no_held(nano_store, monkeypatch)
     explicit = MilvusGraphRetriever(store=nano_store, k=2, ppr_relation_seeds=0)
     want = explicit.invoke(NANO_QUESTION)
     spy = Spy(nano_store, monkeypatch)
@@ -134,6 +141,7 @@ def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> 
 
 def test_relations_of_the_linked_entities_only(nano_store, monkeypatch) -> None:
     """``relation_scope="entities"``: the relation search is filtered to the linked entities' relations."""
+    no_held(nano_store, monkeypatch)
     from langchain_graphrag_milvus.retrieval import graph_pipeline
 
     filters: list[str | None] = []
@@ -182,6 +190,7 @@ def test_relation_settings_are_checked(nano_store) -> None:
 
 
 def test_auto_scope_filters_the_relation_search_on_large_graphs_only(nano_store, monkeypatch) -> None:
+    no_held(nano_store, monkeypatch)
     from langchain_graphrag_milvus.retrieval import rankings
 
     filters: list[str | None] = []

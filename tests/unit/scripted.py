@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_graphrag_milvus.retrieval.effects import Effect, Steps
+from langchain_graphrag_milvus.retrieval.effects import Effect, SearchHeld, Steps
+
+
+def _past_held(pipeline: Steps[Any], request: Any, expected: type[Any] | None) -> Any:
+    """The next request past any :class:`SearchHeld` the script does not expect (answered None: nothing held)."""
+    while isinstance(request, SearchHeld) and expected is not SearchHeld:
+        request = pipeline.send(None)
+    return request
 
 
 @dataclass
@@ -36,6 +43,7 @@ def run_script(pipeline: Steps[Any], script: Sequence[Step]) -> tuple[Any, list[
     for i, step in enumerate(script):
         try:
             request = pipeline.throw(error) if error is not None else pipeline.send(value)
+            request = _past_held(pipeline, request, step.kind)
         except StopIteration as stop:
             raise AssertionError(f"pipeline returned after {i} of {len(script)} steps: {stop.value!r}") from None
         requests.append(request)
@@ -48,6 +56,7 @@ def run_script(pipeline: Steps[Any], script: Sequence[Step]) -> tuple[Any, list[
             value, error = (step.reply(request) if step.reply is not None else step.answer), None
     try:
         extra = pipeline.throw(error) if error is not None else pipeline.send(value)
+        extra = _past_held(pipeline, extra, None)
     except StopIteration as stop:
         return stop.value, requests
     raise AssertionError(f"pipeline asked for more than the script: {extra!r}")
