@@ -103,6 +103,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
         self._views: dict[str, tuple[GraphIndex, GraphView]] = {}
         self._pending: PendingFold | None = None
         self.local = local
+        #: What the store's held passage table holds (set by its local search), for :meth:`memory_report`.
+        self.held_passages: Callable[[], tuple[Any, ...]] | None = None
         self._saved_state = None
         #: How many times this cache bumped the generation (a write changed Milvus).
         self.bumps = 0

@@ -43,6 +43,7 @@ ITEMS = (
     "views",
     "pending changes",
     "local vectors",
+    "local passages",
 )
 
 
@@ -117,6 +118,7 @@ def memory_report(cache: Any) -> MemoryReport:
         views=cache._views,
         pending=cache._pending,
         vectors=cache.local.held() if cache.local is not None else None,
+        passages=cache.held_passages() if getattr(cache, "held_passages", None) is not None else None,
     )
 
 
@@ -129,6 +131,7 @@ def report_of(
     views: Any = None,
     pending: Any = None,
     vectors: Any = None,
+    passages: Any = None,
 ) -> MemoryReport:
     """The report of these parts of a graph state (None: not built; see :data:`ITEMS`)."""
     linker_names = table._linker_names if table is not None else None
@@ -148,6 +151,7 @@ def report_of(
         "views": (views,),
         "pending changes": (pending,),
         "local vectors": (vectors,),
+        "local passages": tuple(part for part in passages or () if part is not None),
     }
     stops = {
         "graph arrays": (graph.passages, graph._cache) if graph is not None else (),

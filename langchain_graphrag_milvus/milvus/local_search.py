@@ -84,6 +84,8 @@ class LocalSearch:
         self.check = check
         #: The passage vectors (held with the entity and relation vectors, :mod:`.local_passages`).
         self.passages = LocalPassages(reads, graph.connection, graph.local) if graph.local is not None else None
+        if self.passages is not None:  # counted in the store's memory report
+            graph.held_passages = self.passages.held
 
     def _plan(
         self,

@@ -164,3 +164,17 @@ def test_auto_holds_no_more_passages_than_its_limit(make_store, monkeypatch) -> 
         got = [d.id for d in MilvusGraphRetriever(store=store, **PARAMS).invoke(query)]
         assert got == [d.id for d in MilvusGraphRetriever(store=remote, **PARAMS).invoke(query)]
     assert store._search.passages is not None and store._search.passages._table is None  # nothing held
+
+
+def test_the_memory_report_counts_the_held_passages(make_store) -> None:
+    store = make_store(LexicalEmbeddings(), local_search=_mode(make_store))
+    store.add_records(nano_dataset() + MORE)
+    assert store.memory_report().items["local passages"] == 0  # nothing read yet
+    MilvusGraphRetriever(store=store, **PARAMS).invoke(QUERIES[0])  # reads the passages
+    table = store._search.passages._table
+    assert table is not None
+    held = store.memory_report().items["local passages"]
+    assert held >= table.table.matrix.nbytes + table.table.keys.nbytes > 0
+    off = make_store(LexicalEmbeddings(), prefix=store.collection_prefix, local_search="off", graph_path=None)
+    MilvusGraphRetriever(store=off, **PARAMS).invoke(QUERIES[0])
+    assert off.memory_report().items["local passages"] == 0
