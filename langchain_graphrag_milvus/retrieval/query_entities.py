@@ -172,15 +172,19 @@ class EntityLinker:
             return True
         if self.frequency is None or not self.require_capital or not ctx.lower_query:
             return False  # a question that capitalises its names: a lower-case word is a common noun
-        if name not in ctx.specific:
+        # a one-word mention is judged as the word it is, also when it is part of a longer name ("make" of
+        # "GNU Make"): its keyphraseness is the word's, the passages naming the entity over those holding the word
+        word = ctx.spans[start][1] if size == 1 else name
+        key = name if word == name else f"{name}\x00{word}"
+        if key not in ctx.specific:
             counts, total = self.frequency([name])
             count = int(counts[0]) if len(counts) else 0
-            ctx.specific[name] = (
+            ctx.specific[key] = (
                 0 < count
                 and (count <= SPECIFIC_PASSAGES or count <= self.generic_share * max(int(total), 1))
-                and self._keyphrase(name, count)
+                and self._keyphrase(word, count)
             )
-        return ctx.specific[name]
+        return ctx.specific[key]
 
     def _keyphrase(self, name: str, count: int) -> bool:
         """A one-word name is an entity in at least :meth:`link_rate` of the passages holding the word."""

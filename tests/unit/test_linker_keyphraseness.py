@@ -112,3 +112,21 @@ def test_graph_linker_takes_passage_texts() -> None:
     assert isinstance(made.text_frequency, PassageWordFrequency) and made.partial and made.require_capital
     assert made.text_frequency(["pip"]) == ([1], 1)
     assert graph_linker(lambda: None)(["pip"]).text_frequency is None  # type: ignore[arg-type,return-value]
+
+
+def test_a_one_word_part_of_a_longer_name_is_judged_as_the_word() -> None:
+    """``make`` (plain English in most passages that hold it) does not link ``GNU Make``; ``euler`` links its name."""
+    naming = {"GNU Make": 4, "Leonhard Euler": 6, "pip": 8}
+    holding = {"make": 200, "euler": 7, "pip": 10, "gnu": 5, "leonhard": 6}
+
+    def named(names: Sequence[str]) -> tuple[list[int], int]:
+        return [naming.get(n, 0) for n in names], 1000
+
+    def held(words: Sequence[str]) -> tuple[list[int], int]:
+        return [holding.get(w.lower(), 0) for w in words], 1000
+
+    kwargs = {"require_capital": True, "partial": True, "frequency": named}
+    with_text = EntityLinker(list(naming), text_frequency=held, **kwargs)  # type: ignore[arg-type]
+    assert with_text.find("how do i make pip teach euler?") == ["pip", "Leonhard Euler"]  # make: 4/200 passages
+    without = EntityLinker(list(naming), **kwargs)  # type: ignore[arg-type]
+    assert without.find("how do i make pip teach euler?") == ["GNU Make", "pip", "Leonhard Euler"]
