@@ -384,7 +384,8 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
                 inside = names.names_of_keys(graph.entities.keys_at(view.entities))
-                linker = self.linker_factory(n for n in inside if n)
+                # a factory may make a view's linker its own way (the store's: no count of other tenants' text)
+                linker = getattr(self.linker_factory, "for_view", self.linker_factory)(n for n in inside if n)
                 view.cache.update(linker=linker, linker_names=names)
             return linker
         cached = self._linker

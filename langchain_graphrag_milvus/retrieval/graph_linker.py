@@ -14,7 +14,7 @@ from langchain_graphrag_milvus.text.passage_words import PassageWordFrequency
 if TYPE_CHECKING:
     from langchain_graphrag_milvus.graph import GraphIndex
 
-__all__ = ["EntityLinker", "graph_frequency", "graph_linker"]
+__all__ = ["EntityLinker", "LinkerFactory", "graph_frequency", "graph_linker"]
 
 
 def graph_frequency(current: Callable[[], GraphIndex]) -> NameFrequency:
@@ -34,15 +34,36 @@ def graph_frequency(current: Callable[[], GraphIndex]) -> NameFrequency:
     return frequency
 
 
-def graph_linker(
-    current: Callable[[], GraphIndex], texts: Callable[[], Iterable[str]] | None = None
-) -> Callable[[Iterable[str]], EntityLinker]:
+class LinkerFactory:
+    """Names → :class:`EntityLinker` over the graph ``current()`` returns (see :func:`graph_linker`)."""
+
+    def __init__(self, current: Callable[[], GraphIndex], texts: Callable[[], Iterable[str]] | None) -> None:
+        self.current = current
+        self.text_frequency = None if texts is None else PassageWordFrequency(texts, current)
+
+    def __call__(self, names: Iterable[str]) -> EntityLinker:
+        """The linker over all the store's names: passage counts of the graph, word counts of every passage."""
+        return self._make(names, self.text_frequency)
+
+    def for_view(self, names: Iterable[str]) -> EntityLinker:
+        """A tenant view's linker: no keyphraseness rule, whose word counts are every tenant's passages'.
+
+        The words other tenants' passages hold must not change what a tenant's question links.
+        """
+        return self._make(names, None)
+
+    def _make(self, names: Iterable[str], text_frequency: NameFrequency | None) -> EntityLinker:
+        frequency = graph_frequency(self.current)
+        return EntityLinker(
+            names, require_capital=True, partial=True, frequency=frequency, text_frequency=text_frequency
+        )
+
+
+def graph_linker(current: Callable[[], GraphIndex], texts: Callable[[], Iterable[str]] | None = None) -> LinkerFactory:
     """The store's linker factory: names as a question writes them, partial names, passage counts from ``current()``.
 
     ``texts``: reads every passage's text; the words' passage counts (the keyphraseness rule) are made
-    from it once per graph ``current()`` returns.
+    from it once per graph ``current()`` returns. A filter's view gets its linker from
+    :meth:`LinkerFactory.for_view`, without them.
     """
-    text_frequency = None if texts is None else PassageWordFrequency(texts, current)
-    return lambda names: EntityLinker(
-        names, require_capital=True, partial=True, frequency=graph_frequency(current), text_frequency=text_frequency
-    )
+    return LinkerFactory(current, texts)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from langchain_core.documents import Document
 
 from langchain_graphrag_milvus import MilvusGraphStore
+from langchain_graphrag_milvus.milvus.expr import as_filter
 
 from ..fakes import LexicalEmbeddings
 
@@ -37,3 +38,16 @@ def test_common_words_are_not_linked_code_and_names_are(make_store: Callable[...
     more = [(f"r{i}", "It runs.", [["it", "listed in", f"table {i}"]]) for i in range(4)]
     store.add_documents([Document(id=pid, page_content=text, metadata={"triplets": t}) for pid, text, t in more])
     assert counts(["runs", "pip"]) == ([10, 2], 10)
+
+
+def test_a_tenants_linker_counts_no_other_tenants_words(make_store: Callable[..., MilvusGraphStore]) -> None:
+    """Under a filter, other tenants' passage texts never decide what a question links (no keyphraseness rule)."""
+    store = make_store(LexicalEmbeddings())
+    docs = [Document(id=pid, page_content=text, metadata={"triplets": t, "tenant": "a"}) for pid, text, t in ROWS[:2]]
+    docs += [Document(id=pid, page_content=text, metadata={"triplets": t, "tenant": "b"}) for pid, text, t in ROWS[2:]]
+    store.add_documents(docs)
+    assert store.entity_linker().text_frequency is not None  # the store's own linker counts every passage's words
+    tenant = store.entity_linker(as_filter({"tenant": "a"}))
+    assert tenant.text_frequency is None and tenant.frequency is not None
+    # "runs": an entity of 1 of tenant a's 2 passages that hold it; tenant b's 4 "runs" passages change nothing
+    assert tenant.find("which pip runs the build backend?") == ["pip", "runs", "build backend"]
