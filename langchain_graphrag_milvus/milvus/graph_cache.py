@@ -384,8 +384,10 @@ class GraphCache(GraphChanges, GraphVectors, Generic[LinkerT]):
             linker: LinkerT | None = view.cache.get("linker")
             if linker is None or view.cache.get("linker_names") is not names:
                 inside = names.names_of_keys(graph.entities.keys_at(view.entities))
-                # a factory may make a view's linker its own way (the store's: no count of other tenants' text)
-                linker = getattr(self.linker_factory, "for_view", self.linker_factory)(n for n in inside if n)
+                # a factory may make a view's linker its own way (the store's: counts inside the view only)
+                for_view = getattr(self.linker_factory, "for_view", None)
+                named = (n for n in inside if n)
+                linker = for_view(named, graph, view) if for_view else self.linker_factory(named)
                 view.cache.update(linker=linker, linker_names=names)
             return linker
         cached = self._linker

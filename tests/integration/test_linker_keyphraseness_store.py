@@ -40,14 +40,23 @@ def test_common_words_are_not_linked_code_and_names_are(make_store: Callable[...
     assert counts(["runs", "pip"]) == ([10, 2], 10)
 
 
-def test_a_tenants_linker_counts_no_other_tenants_words(make_store: Callable[..., MilvusGraphStore]) -> None:
-    """Under a filter, other tenants' passage texts never decide what a question links (no keyphraseness rule)."""
-    store = make_store(LexicalEmbeddings())
-    docs = [Document(id=pid, page_content=text, metadata={"triplets": t, "tenant": "a"}) for pid, text, t in ROWS[:2]]
-    docs += [Document(id=pid, page_content=text, metadata={"triplets": t, "tenant": "b"}) for pid, text, t in ROWS[2:]]
-    store.add_documents(docs)
-    assert store.entity_linker().text_frequency is not None  # the store's own linker counts every passage's words
-    tenant = store.entity_linker(as_filter({"tenant": "a"}))
-    assert tenant.text_frequency is None and tenant.frequency is not None
-    # "runs": an entity of 1 of tenant a's 2 passages that hold it; tenant b's 4 "runs" passages change nothing
-    assert tenant.find("which pip runs the build backend?") == ["pip", "runs", "build backend"]
+def test_a_tenants_linker_counts_nothing_of_other_tenants(make_store: Callable[..., MilvusGraphStore]) -> None:
+    """Under a filter, other tenants' passages never decide what a lower-case question links (existence probe)."""
+    a_rows = [Document(id=pid, page_content=text, metadata={"triplets": t, "tenant": "a"}) for pid, text, t in ROWS]
+    # tenant b: "runs" is an entity of many passages (not specific), and its word is in all of them
+    b_rows = [
+        Document(id=f"b{i}", page_content=f"Job {i} runs nightly.", metadata={"triplets": [["runs", "of", f"job {i}"]],
+                 "tenant": "b"})
+        for i in range(40)
+    ]  # fmt: skip
+    alone = make_store(LexicalEmbeddings())
+    alone.add_documents(a_rows)
+    both = make_store(LexicalEmbeddings())
+    both.add_documents(a_rows + b_rows)
+    tenant_a = as_filter({"tenant": "a"})
+    questions = ["which pip runs the build backend?", "does the timer runs daily with systemd?", "what runs sha256?"]
+    for question in questions:
+        assert both.entity_linker(tenant_a).find(question) == alone.entity_linker(tenant_a).find(question)
+    assert both.entity_linker(tenant_a).text_frequency is None  # the text counts are every tenant's: not used
+    # the store-wide linker does see tenant b: "runs" is an entity of 41 passages there
+    assert "runs" not in both.entity_linker().find(questions[0])

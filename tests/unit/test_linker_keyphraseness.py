@@ -112,9 +112,7 @@ def test_graph_linker_takes_passage_texts() -> None:
     assert isinstance(made.text_frequency, PassageWordFrequency) and made.partial and made.require_capital
     assert made.text_frequency(["pip"]) == ([1], 1)
     assert graph_linker(lambda: None)(["pip"]).text_frequency is None  # type: ignore[arg-type,return-value]
-    # a tenant view's linker: no word counts of every tenant's passages
-    view = factory.for_view(["pip"])
-    assert view.text_frequency is None and view.frequency is not None and view.partial
+
 
 
 def test_a_one_word_part_of_a_longer_name_is_judged_as_the_word() -> None:
