@@ -70,6 +70,7 @@ from langchain_graphrag_milvus.retrieval.stages import (
     from_relations,
     merge,
     order_from_positions,
+    query_texts,
     search_in_view,
 )
 
@@ -211,7 +212,7 @@ def names_and_query_vector(
             query, p.entities, extractor, timeout=p.extractor_timeout, filter_expr=p.filter
         )
         return names, None
-    found, vectors = yield from ask(Gather((LinkEntities(query, p.filter), Embed((query,)))))
+    found, vectors = yield from ask(Gather((LinkEntities(query, p.filter), Embed(query_texts(query, p.ranking)))))
     return first_unique_names(found or [], MAX_QUERY_ENTITIES), vectors
 
 
@@ -264,11 +265,14 @@ def first_searches(
     exact = exact_entities(graph, names, view).tolist() if ranking.links_exact_entities else []
     if ranking.links_exact_entities and not all_entities:  # exact names need no vector
         searched = [i for i, e in enumerate(exact) if e < 0]
-    texts = (query, *(names[i] for i in searched))
-    answer = query_vectors if query_vectors is not None and len(texts) == 1 else (yield from ask(Embed(texts)))
+    head = query_texts(query, p.ranking)
+    texts = (*head, *(names[i] for i in searched))
+    early = query_vectors if query_vectors is not None and len(texts) == len(head) == len(query_vectors) else None
+    answer = early if early is not None else (yield from ask(Embed(texts)))
     vectors = check_query_vectors(texts, answer)  # NaN/inf/ragged: typed error, no search
     qvec = tuple(map(float, vectors[0]))
-    evecs = tuple(tuple(map(float, v)) for v in vectors[1:])
+    cvecs = tuple(tuple(map(float, v)) for v in vectors[1 : len(head)])
+    evecs = tuple(tuple(map(float, v)) for v in vectors[len(head) :])
     relation_k = relation_limit = ranking.relation_hits(p.relation_top_k)
     # a walk without relation seeds reads no relation hit: not searched (``ppr_relation_seeds=0``; the
     # reranker's pool scores its passages' relations with a search restricted to them)
@@ -282,7 +286,7 @@ def first_searches(
         relation_limit = min(4 * relation_limit, MAX_TOP_K)
         entity_limit = min(4 * entity_limit, MAX_TOP_K)
     passage_limit = max(p.k, ranking.passage_hits(), p.max_candidates if with_reranker else 0)
-    searches = [Search("passages", (qvec,), passage_limit, p.filter, PASSAGE_FIELDS)]
+    searches = [Search("passages", (qvec, *cvecs), passage_limit, p.filter, PASSAGE_FIELDS)]
     if search_relations:
         relation_search = Search("relations", (qvec,), relation_limit, relation_filter, RELATION_FIELDS, relation_ids)
         searches.insert(0, relation_search)
@@ -304,6 +308,7 @@ def first_searches(
     relation_answer = answers.pop(0) if search_relations else []
     relation_hits = relation_answer[0] if relation_answer else []
     passage_hits = answers[0][0] if answers[0] else []
+    clause_hits = tuple(answers[0][1:])
     if view is not None and search_relations:
         # the top hits *inside* the view, as if nothing else existed (searching further if needed)
         (relation_hits,) = yield from search_in_view(
@@ -317,7 +322,7 @@ def first_searches(
     entity_hits: list[list[Hit]] = [[] for _ in names]  # aligned with the names: [] for those not searched
     for i, hits in zip(searched, found):
         entity_hits[i] = list(hits)
-    return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits, stamp)
+    return QueryHits(graph, view, query, qvec, names, entity_hits, relation_hits, passage_hits, stamp, clause_hits)
 
 
 #: Up to this many relations of the linked entities, ``relation_scope="entities"`` names them by

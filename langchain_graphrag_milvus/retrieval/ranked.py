@@ -70,3 +70,6 @@ class QueryHits:
     #: The stamp the hits were scored at when the store answered them from the client alone
     #: (:class:`~.effects.SearchHeld`; the passage hits then carry no fields), else None.
     held: Any = None
+    #: The passage hits of each of the question's own sub-questions (:func:`~..text.clauses.split_clauses`;
+    #: ``()`` when it asks one thing or the ranking does not search them).
+    clause_passage_hits: Sequence[Sequence[Hit]] = ()

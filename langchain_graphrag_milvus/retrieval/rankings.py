@@ -91,6 +91,10 @@ class Ranking(abc.ABC):
         """Passage-similarity hits :meth:`merge_dense` reads beyond ``k`` (0: none)."""
         return 0
 
+    def searches_clauses(self) -> bool:
+        """A compound question's sub-questions are searched for passages too (``QueryHits.clause_passage_hits``)."""
+        return False
+
     def passage_hits(self) -> int:
         """Passage-similarity hits it reads besides the top ``k`` (seeds, the dense order's depth).
 
@@ -171,6 +175,7 @@ class PageRankWalk(WalkParams, Ranking):
         "ppr_damping": "damping",
         "ppr_temperature": "temperature",
         "ppr_chain": "chain",
+        "ppr_clause_seeds": "clause_seeds",
         "keep_dense": "keep_dense",
         "keep_dense_slack": "keep_dense_slack",
         "fuse_dense": "fuse_dense",
@@ -214,6 +219,10 @@ class PageRankWalk(WalkParams, Ranking):
     def search_scope(self, n_relations: int) -> str:
         """The field ``relation_scope`` with ``"auto"`` resolved (:func:`relation_scope`)."""
         return relation_scope(self.relation_scope, n_relations)
+
+    def searches_clauses(self) -> bool:
+        """``clause_seeds``: the sub-questions' top passages seed the walk."""
+        return self.clause_seeds
 
     def dense_depth(self) -> int:
         """The fusion reads the dense top :data:`~.fusion.FUSION_DEPTH` when it is on."""

@@ -22,6 +22,7 @@ from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
 from langchain_graphrag_milvus.retrieval.walk_params import WalkParams
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
+from langchain_graphrag_milvus.text.clauses import split_clauses
 from langchain_graphrag_milvus.text.names import entity_id
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "search_in_view",
     "exact_entities",
     "entity_seeds",
+    "query_texts",
 ]
 
 RELATION_FIELDS = ("text", "passage_ids", "predicate")
@@ -237,6 +239,7 @@ def ppr_ranking(
         p_idx,
         np.array([h.score for h in seeds_p], np.float32),
         np.array(sorted(set(ents)), np.int32),
+        tuple(_clause_seeds(graph, hits[: params.passage_seeds]) for hits in q.clause_passage_hits),
     )
     walks = ranked_walks(
         graph,
@@ -264,6 +267,17 @@ def ppr_ranking(
         listed = interleave([r.id for r in ranked], [h.id for h in q.passage_hits])[: p.max_candidates]
         pool = yield from _one_relation_per_passage(q, listed)
     return ranked, pool
+
+
+def query_texts(query: str, ranking: Any) -> tuple[str, ...]:
+    """The query and, when the ranking searches them (``clause_seeds``), its own sub-questions (``split_clauses``)."""
+    return (query, *(split_clauses(query) if ranking.searches_clauses() else ()))
+
+
+def _clause_seeds(graph: GraphIndex, hits: Sequence[Hit]) -> tuple[np.ndarray, np.ndarray]:
+    """A sub-question's passage hits as walk seeds (graph indices, ``-1`` when not in the graph; scores)."""
+    idx = np.asarray(graph.passages.find([h.id for h in hits]), np.int32)
+    return idx, np.array([h.score for h in hits], np.float32)
 
 
 def exact_entities(graph: GraphIndex, names: Sequence[str], view: GraphView | None) -> np.ndarray:

@@ -106,6 +106,11 @@ class WalkParams:
     ppr_method: str = param("auto", "", one_of("auto", "global", "push"))
     ppr_stop: str = param("order", "", one_of("order", "residual"))
     push_epsilon: float = param(1e-4, "", Rule(lambda v: is_real(v) and v > 0.0, "must be positive"))
+    clause_seeds: bool = param(
+        True,
+        "A compound question's own sub-questions (text.clauses.split_clauses) are searched too, and the "
+        "passage seeds are shared equally by the question and each sub-question's top passages.",
+    )
 
     def __post_init__(self) -> None:
         check_fields(self)

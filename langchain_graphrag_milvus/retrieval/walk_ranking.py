@@ -95,6 +95,8 @@ class WalkSeeds:
     passage_idx: I32
     passage_scores: F32
     entity_idx: I32
+    #: Each sub-question's passage hits (index, similarity), like the query's: they share the passage group.
+    clause_passages: tuple[tuple[I32, F32], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,9 +138,16 @@ def seed_weights(
     r_idx, r_sc = seeds.relation_idx[: params.relation_seeds], seeds.relation_scores[: params.relation_seeds]
     r_sc, r_idx = r_sc[r_idx >= 0], r_idx[r_idx >= 0]
     rel = accumulate(r_idx, _softmax(r_sc, params.temperature)) if r_idx.size else EMPTY
-    p_idx, p_sc = seeds.passage_idx[: params.passage_seeds], seeds.passage_scores[: params.passage_seeds]
-    p_sc, p_idx = p_sc[p_idx >= 0], p_idx[p_idx >= 0]
-    pas = accumulate(p_idx, _softmax(p_sc, params.temperature)) if p_idx.size else EMPTY
+    pas = EMPTY
+    groups = [(seeds.passage_idx, seeds.passage_scores), *seeds.clause_passages]
+    for p_idx, p_sc in groups:  # the question and each sub-question: an equal share of the group
+        p_idx, p_sc = p_idx[: params.passage_seeds], p_sc[: params.passage_seeds]
+        p_sc, p_idx = p_sc[p_idx >= 0], p_idx[p_idx >= 0]
+        if p_idx.size:
+            share = accumulate(p_idx, _softmax(p_sc, params.temperature))
+            pas = share if pas is EMPTY else add(pas, share)
+    if len(groups) > 1 and pas[0].size:
+        pas = (pas[0], (pas[1] / pas[1].sum()).astype(np.float32))
     return _specific(graph, np.unique(seeds.entity_idx), masks), rel, pas
 
 

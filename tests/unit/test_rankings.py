@@ -96,7 +96,7 @@ def test_every_flat_name_maps_onto_one_strategy_field() -> None:
         assert fields[flat].description == f.metadata["description"], flat
         owners[flat] = cls
     assert set(owners) == {
-        "ppr_relation_seeds", "ppr_passage_seeds", "ppr_damping", "ppr_temperature", "ppr_chain",
+        "ppr_relation_seeds", "ppr_passage_seeds", "ppr_damping", "ppr_temperature", "ppr_chain", "ppr_clause_seeds",
         "relation_scope", "keep_dense", "keep_dense_slack", "fuse_dense", "fuse_dense_c", "fuse_dense_unlinked",
             "hops", "decay",
     }  # fmt: skip

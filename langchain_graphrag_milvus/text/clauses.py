@@ -1,0 +1,79 @@
+"""A compound question's own sub-questions, found by its punctuation and connectives (no model).
+
+People ask two things at once: "how do i ship a node.js script as a single executable file, and
+what is the python standard library way to bundle an app into one runnable archive?". One vector
+for the whole question lands near the passages of whichever part dominates it; the other part's
+file is often not in the top 20 at all. :func:`split_clauses` returns the parts a question asks
+separately, so the retriever can search each one too (query decomposition without an LLM):
+
+* sentence ends: ``?``, ``!`` or ``;``, and a full stop after a word of two characters or more
+  (not an initial: "E. B. White"), followed by white space and more text (so "shutil.make_archive"
+  and "3.11" are not split). A statement before a question is a part of its own: "pip's docs pack
+  a wheelhouse into a tarball. which compression does that example use?" names the first file in
+  its first sentence;
+* a coordinating ``and``/``but``/``or`` (optionally after a comma) directly followed by a
+  question word or an auxiliary verb that starts a new question (``and what``, ``, and is``,
+  ``and how``, ``but can``...): "A and B" between two names is never split, because the word
+  after ``and`` must be one of those.
+
+A part shorter than :data:`MIN_WORDS` words is joined to the part before it (a fragment such as
+"and why?" is not a question of its own). One part (the usual case: "Who taught Euler?", every
+HotpotQA question of the dev set) returns ``[]``: nothing to add.
+
+Plain Python, no dependency; the text is only split, never evaluated.
+
+    >>> split_clauses("how do i get pip to use the system trust store, and what python version does that need?")
+    ['how do i get pip to use the system trust store', 'what python version does that need?']
+    >>> split_clauses("Who taught Euler?")
+    []
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_CLAUSES", "MIN_WORDS", "split_clauses"]
+
+#: At most this many parts are returned (the first ones); a longer question's rest stays in the last.
+MAX_CLAUSES = 3
+#: A part of fewer words is joined to the part before it.
+MIN_WORDS = 4
+
+_STARTS = (
+    "what|which|how|where|when|who|whom|whose|why|is|are|was|were|does|do|did|can|could|should|"
+    "will|would|has|have|may|must|shall"
+)
+_SPLIT = re.compile(
+    r"(?<=[?!;])\s+"  # a question's end (or a clause's) with more text after it
+    r"|(?<=\w\w[.])\s+(?=\S)"  # a sentence's full stop (not an initial's: "E. B. White") before more text
+    rf"|,?\s+(?:and|but|or)\s+(?=(?:{_STARTS})\b(?!['’-]))",  # "…, and what …"
+    re.IGNORECASE,
+)
+
+
+def split_clauses(question: str, *, max_clauses: int = MAX_CLAUSES) -> list[str]:
+    """The sub-questions of ``question`` (``[]`` when it asks one thing); see the module docstring.
+
+    Args:
+        question: The user's question (any text; only split, never evaluated).
+        max_clauses: At most this many parts (the last one keeps the rest of the text).
+
+    Returns:
+        Two or more non-empty parts, stripped, in the question's order; or ``[]``.
+    """
+    if not isinstance(question, str) or max_clauses < 2:
+        return []
+    parts: list[str] = []
+    for raw in _SPLIT.split(question.strip()):
+        part = raw.strip()
+        if not part:
+            continue
+        if parts and len(part.split()) < MIN_WORDS:
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    if len(parts) > 1 and len(parts[0].split()) < MIN_WORDS:  # a short opening ("Hi.") joins the next
+        parts[:2] = [f"{parts[0]} {parts[1]}"]
+    if len(parts) > max_clauses:
+        parts[max_clauses - 1 :] = [" ".join(parts[max_clauses - 1 :])]
+    return parts if len(parts) > 1 else []
