@@ -212,8 +212,10 @@ def names_and_query_vector(
             query, p.entities, extractor, timeout=p.extractor_timeout, filter_expr=p.filter
         )
         return names, None
-    found, vectors = yield from ask(Gather((LinkEntities(query, p.filter), Embed(query_texts(query, p.ranking)))))
-    return first_unique_names(found or [], MAX_QUERY_ENTITIES), vectors
+    head = query_texts(query, p.ranking)  # the query's parts (if any) embedded beside it, not after it
+    embeds = (Embed(head[:1]), *((Embed(head[1:]),) if len(head) > 1 else ()))
+    found, *vectors = yield from ask(Gather((LinkEntities(query, p.filter), *embeds)))
+    return first_unique_names(found or [], MAX_QUERY_ENTITIES), [v for answer in vectors for v in answer]
 
 
 def _no_graph(q: QueryHits) -> tuple[str, str | None]:

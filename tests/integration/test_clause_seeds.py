@@ -55,7 +55,7 @@ def test_the_sub_questions_passage_comes_back(make_store, mode) -> None:
     assert "zipapp" in _ids(store, mode)  # the default: the second part's passage is found
 
 
-def test_one_embedding_call_and_one_passage_search_for_every_part(make_store, monkeypatch) -> None:
+def test_the_parts_are_embedded_beside_the_question_and_searched_in_one_passage_search(make_store, monkeypatch) -> None:
     store = make_store(LexicalEmbeddings(), local_search="auto" if make_store.backend == "lite" else "on")
     store.add_records([*NODE, ZIPAPP])
     recorder = Recorder(store, monkeypatch)
@@ -63,8 +63,10 @@ def test_one_embedding_call_and_one_passage_search_for_every_part(make_store, mo
     docs = asyncio.run(recorder.run(graph_pipeline(QUESTION, p, entity_extractor=None, reranker=None), "sync"))
     assert "zipapp" in [d.id for d in docs]
     flat = [e for r in recorder.requests for e in (r.effects if isinstance(r, Gather) else (r,))]
-    (embed,) = [r for r in flat if isinstance(r, Embed)]  # the question and its two parts at once
-    assert embed.texts[0] == QUESTION and len(embed.texts) == 3
+    (gather,) = [r for r in recorder.requests if isinstance(r, Gather) and any(isinstance(e, Embed) for e in r.effects)]
+    question, parts = [e for e in gather.effects if isinstance(e, Embed)]  # side by side, with the linker
+    assert question.texts == (QUESTION,) and len(parts.texts) == 2
+    assert [e for e in flat if isinstance(e, Embed)] == [question, parts]  # embedded once
     searches = [s for r in recorder.requests if isinstance(r, SearchHeld) for s in r.searches]
     searches = searches or [r for r in flat if isinstance(r, Search)]
     (passages,) = [s for s in searches if s.kind == "passages"]
