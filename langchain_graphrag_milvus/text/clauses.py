@@ -17,8 +17,8 @@ separately, so the retriever can search each one too (query decomposition withou
   after ``and`` must be one of those.
 
 A part shorter than :data:`MIN_WORDS` words is joined to the part before it (a fragment such as
-"and why?" is not a question of its own). One part (the usual case: "Who taught Euler?", every
-HotpotQA question of the dev set) returns ``[]``: nothing to add.
+"and why?" is not a question of its own). One part (the usual case: "Who taught Euler?", 49 of
+the 50 HotpotQA and 50 of the 51 MuSiQue dev questions here) returns ``[]``: nothing to add.
 
 Plain Python, no dependency; the text is only split, never evaluated.
 
@@ -43,10 +43,13 @@ _STARTS = (
     "what|which|how|where|when|who|whom|whose|why|is|are|was|were|does|do|did|can|could|should|"
     "will|would|has|have|may|must|shall"
 )
+#: Applied to the question with its white space collapsed to single spaces: every alternative then
+#: matches at most a few characters from where it starts (no ``\s+`` to backtrack over), so a split
+#: is linear in the question's length whatever it holds (a run of 20,000 spaces took 8.9 s before).
 _SPLIT = re.compile(
-    r"(?<=[?!;])\s+"  # a question's end (or a clause's) with more text after it
-    r"|(?<=\w\w[.])\s+(?=\S)"  # a sentence's full stop (not an initial's: "E. B. White") before more text
-    rf"|,?\s+(?:and|but|or)\s+(?=(?:{_STARTS})\b(?!['’-]))",  # "…, and what …"
+    r"(?<=[?!;]) "  # a question's end (or a clause's) with more text after it
+    r"|(?<=\w\w[.]) "  # a sentence's full stop (not an initial's: "E. B. White") before more text
+    rf"|,? (?:and|but|or) (?=(?:{_STARTS})\b(?!['’-]))",  # "…, and what …"
     re.IGNORECASE,
 )
 
@@ -59,12 +62,13 @@ def split_clauses(question: str, *, max_clauses: int = MAX_CLAUSES) -> list[str]
         max_clauses: At most this many parts (the last one keeps the rest of the text).
 
     Returns:
-        Two or more non-empty parts, stripped, in the question's order; or ``[]``.
+        Two or more non-empty parts in the question's order, their white space collapsed to single
+        spaces; or ``[]``.
     """
     if not isinstance(question, str) or max_clauses < 2:
         return []
     parts: list[str] = []
-    for raw in _SPLIT.split(question.strip()):
+    for raw in _SPLIT.split(" ".join(question.split())):
         part = raw.strip()
         if not part:
             continue

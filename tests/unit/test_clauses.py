@@ -66,6 +66,17 @@ def test_a_fragment_joins_the_part_before_it() -> None:
     ]  # fmt: skip
 
 
+def test_white_space_is_collapsed_and_a_long_run_of_it_is_split_in_linear_time() -> None:
+    assert split_clauses("what is\n alpha   made of?\t\twhat is beta made of?") == [
+        "what is alpha made of?", "what is beta made of?"
+    ]  # fmt: skip
+    # 200,000 spaces (quadratic backtracking over a space run would take hours here; linear: milliseconds)
+    assert split_clauses("what is alpha made of" + " " * 200_000 + "and what is beta made of?") == [
+        "what is alpha made of", "what is beta made of?"
+    ]  # fmt: skip
+    assert split_clauses("a" + " \n" * 100_000 + "b") == []
+
+
 def test_at_most_max_clauses_parts_and_the_last_keeps_the_rest() -> None:
     question = "What is alpha made of? What is beta made of? What is gamma made of? What is delta made of?"
     parts = split_clauses(question)
