@@ -256,7 +256,9 @@ def ppr_ranking(
     for cand in _candidates(seeds_r, view=view):
         for pid in cand.passage_ids:
             by_passage.setdefault(pid, []).append(cand)
-    order = walks.order if pair is None else np.asarray(graph_pair_order(graph, walks.order, ents, pair), np.int32)
+    order = walks.order
+    if pair is not None:  # the top two chosen as a pair (pair_order.py), before the merge with the dense order
+        order = np.asarray(graph_pair_order(graph, order.tolist(), ents, pair), np.int32)
     hop_of = _passage_hops(graph, ents, (r_idx[r_idx >= 0], p_idx[p_idx >= 0]), order, p, view)
     if trace is not None:
         trace.update(entity_seeds=sorted(set(ents)), ppr_scores=walks.dense(graph.n_passages))
