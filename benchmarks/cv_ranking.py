@@ -1,7 +1,8 @@
 """Cross-validated choice of the no-LLM ranking, on musique100 and hotpotqa100.
 
 One command prints, per data set × graph source, Recall@2/@5 of naive vector search,
-the old default (PageRank + the fitted bridge step), the new default (chained walks)
+the old default (PageRank + the fitted bridge step), the new default (chained walks, then the
+pair step of ``retrieval/pair_order.py`` when the default ranking has it)
 and the k-fold cross-validated lift (constants chosen on k-1 folds, scored on the k-th):
 
     .venv/bin/python benchmarks/cv_ranking.py                       # all sets it can build
@@ -51,6 +52,7 @@ from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K  # noqa: E402
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders  # noqa: E402
 from langchain_graphrag_milvus.retrieval.graph_pipeline import MAX_QUERY_ENTITIES, first_unique_names  # noqa: E402
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense  # noqa: E402
+from langchain_graphrag_milvus.retrieval.pair_order import PairParams, graph_pair_order  # noqa: E402
 from langchain_graphrag_milvus.retrieval.params import RetrievalParams  # noqa: E402
 from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds, walk_ranking  # noqa: E402
@@ -276,11 +278,19 @@ def old_default(graph: GraphIndex, p: Prepared, names: Callable[[int], str]) -> 
     return finish(graph, order, p.dense, Variant(WalkParams()))
 
 
+def paired(graph: GraphIndex, order: Sequence[int], p: Prepared) -> list[int]:
+    """The walk's order with the default ranking's pair step applied (retrieval/pair_order.py), as the retriever."""
+    ranking = RetrievalParams().ranking
+    if not (isinstance(ranking, PageRankWalk) and ranking.pair_step):
+        return list(order)
+    return graph_pair_order(graph, list(order), p.seeds.entity_idx.tolist(), PairParams())
+
+
 def new_ranking(graph: GraphIndex, p: Prepared, params: WalkParams | Variant) -> list[str]:
-    """The chained-walk ranking with these constants (and this merge with the dense order)."""
+    """The chained-walk ranking with these constants, the default pair step, and this merge with the dense order."""
     v = params if isinstance(params, Variant) else Variant(params)
     order, _ = walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)
-    return finish(graph, order.tolist(), p.dense, v, linked=bool(p.seeds.entity_idx.size))
+    return finish(graph, paired(graph, order.tolist(), p), p.dense, v, linked=bool(p.seeds.entity_idx.size))
 
 
 def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequence[Variant]) -> list[list[list[str]]]:
@@ -288,7 +298,9 @@ def variant_runs(graph: GraphIndex, prepared: Sequence[Prepared], variants: Sequ
     orders: dict[WalkParams, list[list[int]]] = {}
     for v in variants:
         if v.walk not in orders:
-            orders[v.walk] = [walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)[0].tolist() for p in prepared]
+            orders[v.walk] = [
+                paired(graph, walk_ranking(graph, p.seeds, v.walk, limit=WALK_LIMIT)[0].tolist(), p) for p in prepared
+            ]
     return [
         [finish(graph, o, p.dense, v, linked=bool(p.seeds.entity_idx.size)) for o, p in zip(orders[v.walk], prepared)]
         for v in variants
@@ -342,10 +354,11 @@ def _grid_tag(variants: list[Variant]) -> str:
     """Changes when the grid or the ranking code changes (cached runs are then recomputed)."""
     import langchain_graphrag_milvus.retrieval.fusion as fusion
     import langchain_graphrag_milvus.retrieval.keep_dense as merge
+    import langchain_graphrag_milvus.retrieval.pair_order as pairs
     import langchain_graphrag_milvus.retrieval.sparse_vectors as vectors
     import langchain_graphrag_milvus.retrieval.walk_ranking as module
 
-    modules = (module, vectors, merge, fusion)
+    modules = (module, vectors, merge, fusion, pairs)
     code = b"".join(Path(m.__file__).read_bytes() for m in modules)  # type: ignore[arg-type]
     source = code + repr(variants).encode() + repr(default_variant()).encode()
     return hashlib.blake2b(source, digest_size=4).hexdigest()

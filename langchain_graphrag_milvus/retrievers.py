@@ -317,6 +317,7 @@ class MilvusGraphRetriever(_StoreRetriever):
     ppr_temperature: float = _setting("ppr_temperature")
     ppr_chain: int = _setting("ppr_chain")
     ppr_clause_seeds: bool = _setting("ppr_clause_seeds")
+    ppr_pair_step: bool = _setting("ppr_pair_step")
     keep_dense: int = _setting("keep_dense")
     keep_dense_slack: int = _setting("keep_dense_slack")
     fuse_dense: float = _setting("fuse_dense")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
+from langchain_graphrag_milvus.retrieval.pair_order import PairParams
 from langchain_graphrag_milvus.retrieval.settings import NON_NEGATIVE, Rule, check_setting, is_real, one_of, param
 from langchain_graphrag_milvus.retrieval.stages import entity_seeds, ppr_ranking, similarity_ranking
 from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS, WalkParams
@@ -176,6 +177,7 @@ class PageRankWalk(WalkParams, Ranking):
         "ppr_temperature": "temperature",
         "ppr_chain": "chain",
         "ppr_clause_seeds": "clause_seeds",
+        "ppr_pair_step": "pair_step",
         "keep_dense": "keep_dense",
         "keep_dense_slack": "keep_dense_slack",
         "fuse_dense": "fuse_dense",
@@ -190,6 +192,12 @@ class PageRankWalk(WalkParams, Ranking):
         "query's linked entities when it has some (a search filtered to them; 'all' otherwise); "
         "'auto': 'all' below 30,000 relations, 'entities' from there on.",
         one_of("auto", "all", "entities"),
+    )
+    pair_step: bool = param(
+        True,
+        "The walk's first passage is followed by the one of its next 3 that best completes it as a pair: about "
+        "an entity the first mentions and the query does not (a bridge), covering the query's other entities "
+        "(retrieval/pair_order.py, constants PairParams); False: the walk's own second pick.",
     )
     keep_dense: int = param(
         0,
@@ -242,8 +250,9 @@ class PageRankWalk(WalkParams, Ranking):
         (a linked one, with ``fuse_dense=0``) reads ``k``.
         """
         fused = bool(self.dense_depth()) and self.fusion_weight(bool(entity_seeds(q))) > 0
-        read = p.walk_limit if want_pool or fused else p.k
-        return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read)
+        pair = PairParams() if self.pair_step else None
+        read = p.walk_limit if want_pool or fused else max(p.k, pair.window if pair else 0)
+        return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read, pair=pair)
 
     def fusion_weight(self, linked: bool) -> float:
         """The dense order's share for a query with (``linked``) or without an entity seed."""

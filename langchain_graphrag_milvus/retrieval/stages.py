@@ -17,6 +17,7 @@ from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
+from langchain_graphrag_milvus.retrieval.pair_order import PairParams, graph_pair_order
 from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked, StageSettings
 from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
@@ -221,11 +222,12 @@ def ppr_ranking(
     want_pool: bool,
     trace: dict[str, Any] | None = None,
     settle: int | None = None,
+    pair: PairParams | None = None,
 ) -> Steps[tuple[list[Ranked], list[Candidate]]]:
     """The no-LLM ranking (chained PageRank walks) and, if wanted, its one-relation-per-passage pool.
 
     ``settle``: how much of the walks' order is read (see :func:`~.walk_ranking.ranked_walks`;
-    default: all of it).
+    default: all of it). ``pair``: the pair step's constants (:mod:`.pair_order`; None: off).
     """
     graph, view = q.graph, q.view
     ents = entity_seeds(q)
@@ -254,12 +256,15 @@ def ppr_ranking(
     for cand in _candidates(seeds_r, view=view):
         for pid in cand.passage_ids:
             by_passage.setdefault(pid, []).append(cand)
-    hop_of = _passage_hops(graph, ents, (r_idx[r_idx >= 0], p_idx[p_idx >= 0]), walks.order, p, view)
+    order = walks.order
+    if pair is not None:  # the top two chosen as a pair (pair_order.py), before the merge with the dense order
+        order = np.asarray(graph_pair_order(graph, order.tolist(), ents, pair), np.int32)
+    hop_of = _passage_hops(graph, ents, (r_idx[r_idx >= 0], p_idx[p_idx >= 0]), order, p, view)
     if trace is not None:
         trace.update(entity_seeds=sorted(set(ents)), ppr_scores=walks.dense(graph.n_passages))
     ranked = []
-    scores = at((walks.passage_idx, walks.passage_scores), walks.order).tolist()  # the reached passages only
-    for g, score in zip(walks.order.tolist(), scores):
+    scores = at((walks.passage_idx, walks.passage_scores), order).tolist()  # the reached passages only
+    for g, score in zip(order.tolist(), scores):
         pid = graph.passages.ids[g]
         ranked.append(Ranked(pid, float(score), "graph", list(by_passage.get(pid, [])), hops=hop_of.get(g)))
     pool: list[Candidate] = []

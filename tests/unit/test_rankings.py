@@ -97,6 +97,7 @@ def test_every_flat_name_maps_onto_one_strategy_field() -> None:
         owners[flat] = cls
     assert set(owners) == {
         "ppr_relation_seeds", "ppr_passage_seeds", "ppr_damping", "ppr_temperature", "ppr_chain", "ppr_clause_seeds",
+        "ppr_pair_step",
         "relation_scope", "keep_dense", "keep_dense_slack", "fuse_dense", "fuse_dense_c", "fuse_dense_unlinked",
             "hops", "decay",
     }  # fmt: skip
