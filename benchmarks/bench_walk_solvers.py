@@ -105,7 +105,8 @@ def make_sweeps(observed_rate: bool = False, init: list[Any] | None = None) -> C
             rate = c
             if observed_rate and len(history) >= 3:
                 rate = min(c, max(history[-1] / history[-2], history[-2] / history[-3]))
-            if top and ppr.passages_settled(x_nodes[first_passage:], diff_nodes[first_passage:] * (rate / (1 - rate)), top):
+            remaining = diff_nodes[first_passage:] * (rate / (1 - rate))
+            if top and ppr.passages_settled(x_nodes[first_passage:], remaining, top):
                 settled = True
                 break
         return x_nodes, x_rel, iterations, residual, settled
@@ -152,7 +153,8 @@ def replay(graph: Any, solves: list[dict[str, Any]], eps: list[float]) -> list[t
 
         return solve
 
-    variants: list[tuple[str, Callable[..., Any], Callable[[dict[str, Any], int], tuple[list[int], int]], Callable[..., Any]]] = [
+    Solve = Callable[[dict[str, Any], int], tuple[list[int], int]]
+    variants: list[tuple[str, Callable[..., Any], Solve, Callable[..., Any]]] = [
         ("order (default)", _DEFAULT_SWEEPS, global_solve, lambda kw: kw),
         ("residual (1e-4)", _DEFAULT_SWEEPS, global_solve, lambda kw: {**kw, "settle": 0}),
         ("order, observed rate", make_sweeps(observed_rate=True), global_solve, lambda kw: kw),

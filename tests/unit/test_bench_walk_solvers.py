@@ -74,7 +74,8 @@ def test_a_warm_start_from_the_converged_walk_stops_after_one_sweep(monkeypatch:
     warm = personalized_pagerank(g, **kw)
     assert cold.iterations > 5
     assert warm.iterations == 1
-    assert top_passages(np.arange(g.n_passages), warm.passage, 5) == top_passages(np.arange(g.n_passages), exact.passage, 5)
+    every = np.arange(g.n_passages)
+    assert top_passages(every, warm.passage, 5) == top_passages(every, exact.passage, 5)
 
 
 def test_replay_rows_count_the_solves_whose_top_differs_from_the_converged_walk() -> None:
