@@ -36,7 +36,9 @@ class _After:
     __slots__ = ("text", "char", "low", "found")
 
     def __init__(self, text: str, char: str) -> None:
-        self.text, self.char, self.low = text, char, 0
+        self.text = text
+        self.char = char
+        self.low = 0
         self.found = text.find(char)
 
     def __call__(self, pos: int) -> int:
