@@ -30,6 +30,16 @@ from __future__ import annotations
 import html
 import re
 
+from langchain_graphrag_milvus.ingest.markup_scan import (
+    atx_text,
+    signature,
+    sub_emphasis,
+    sub_images,
+    sub_links,
+    sub_rest_links,
+    sub_roles,
+)
+
 __all__ = ["clean_markup", "looks_like_markup", "is_underline", "junk_title", "JUNK_TITLES"]
 
 #: Titles that tools write into every file they make (lower case, compared after trimming).
@@ -44,26 +54,26 @@ _JUNK_PREFIXES = re.compile(
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PROMPT = re.compile(r"^\s*(\$|%|#|>>>|\.\.\.|C:\\>|PS>)\s")
-_SIGNATURE = re.compile(r"^\s*(?:def |class )?([A-Za-z_][\w.]*)\s*\((.*)\)\s*(?:->\s*[\w\[\], .]+)?:?\s*$")
-_ARGS = re.compile(r"^\s*\(.*[,=*/].*\)\s*(?:->.*)?:?\s*$|^\s*\(\)\s*$")  # "(src, dst, *, follow_symlinks=True)"
+# A line's patterns never backtrack over one run twice (a long line of a file stays linear): the
+# first [,=*/] is the one to take, and the white space possessive where giving some back cannot help.
+# Call signatures, ATX headings, images, links, reST links, roles and emphasis: see .markup_scan.
+_ARGS = re.compile(  # "(src, dst, *, follow_symlinks=True)"
+    r"^\s*\([^,=*/\n]*+[,=*/].*\)\s*+(?:->.*)?:?\s*+$|^\s*\(\)\s*$"
+)
 _IDENT = re.compile(r"^\s*[A-Za-z_][\w.]*\s*$")
-_ATX = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_ATX = re.compile(r"^\s{0,3}#{1,6}\s+(.*)")  # the heading text: atx_text(group 1)
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+_])\1{2,}\s*$")
 _BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+")
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w-]+::.*$|^\s*\.\.\s+_[^:]+:.*$|^\s*:[\w -]+:\s*$|^\s*\([^()]+\)=\s*$")
 _MYST_ROLE = re.compile(r"\{[\w-]+\}(?=\S)")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]")
-_REST_LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`_{1,2}")
-_ROLE = re.compile(r":[\w:.-]+:`~?([^`]+)`")
 _INLINE_CODE = re.compile(r"`{1,2}([^`]+)`{1,2}_{0,2}")
-_EMPHASIS = re.compile(
-    r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"  # *em*, **strong**
-    r"|(?<!\w)(_{1,2})(?=[^\s_])([^_]*?\s[^_]*?)(?<=[^\s_])\3(?!\w)"  # _two words_ (not __dunder__)
-)
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _CODE_CHARS = re.compile(r"[{}()\[\]=;<>$|&\\@^~]")
-_MARKUP_HINT = re.compile(r"^\s{0,3}(#{1,6}\s|```|~~~|\.\. |[-*+] )|`[^`]+`|\]\(|</?[a-z]+>|^\s*[=\-~]{3,}\s*$", re.M)
+# an underline's white space stays on its line ([^\S\n], not \s, which took every line start to the
+# end of a run of blank lines: quadratic); whether the text holds a match is the same
+_MARKUP_HINT = re.compile(
+    r"^\s{0,3}(#{1,6}\s|```|~~~|\.\. |[-*+] )|`[^`]+`|\]\(|</?[a-z]+>|^[^\S\n]*[=\-~]{3,}[^\S\n]*$", re.M
+)
 
 
 def looks_like_markup(text: str) -> bool:
@@ -94,13 +104,13 @@ def _code_line(line: str) -> bool:
 
 def _inline(line: str) -> str:
     line = html.unescape(_TAG.sub(" ", line))
-    line = _IMAGE.sub(r"\1", line)
-    line = _REST_LINK.sub(r"\1", line)
-    line = _LINK.sub(lambda m: m.group(1) or m.group(2), line)
-    line = _ROLE.sub(r"\1", line)
+    line = sub_images(line)
+    line = sub_rest_links(line)
+    line = sub_links(line)
+    line = sub_roles(line)
     line = _MYST_ROLE.sub("", line)
     line = _INLINE_CODE.sub(r"\1", line)
-    line = _EMPHASIS.sub(lambda m: m.group(2) or m.group(4), line)
+    line = sub_emphasis(line)  # *em*, **strong**, _two words_ (not __dunder__)
     return line.replace("|", ", ") if line.count("|") >= 2 else line
 
 
@@ -125,15 +135,15 @@ def clean_markup(text: str) -> str:
             continue
         heading = _ATX.match(raw)
         if heading:
-            out.append(_sentence(_inline(heading.group(1))))
+            out.append(_sentence(_inline(atx_text(heading.group(1)))))
             continue
         if _ARGS.match(raw):  # the argument list of the callable named on the line above (pydoc pages)
             if out and _IDENT.match(out[-1]):
                 out[-1] = out[-1].strip() + "."
             continue
-        signature = _SIGNATURE.match(raw)
-        if signature and ("," in signature.group(2) or "=" in signature.group(2) or not signature.group(2)):
-            out.append(signature.group(1) + ".")
+        call = signature(raw)
+        if call and ("," in call[1] or "=" in call[1] or not call[1]):
+            out.append(call[0] + ".")
             continue
         line = _BULLET.sub(r"\1", raw)
         line = line.lstrip("> ") if line.lstrip().startswith(">") else line

@@ -60,9 +60,10 @@ class PassageFacts:
 def clean_name(text: str) -> str:
     """A normalised entity name: no leading determiner, trimmed punctuation, single spaces."""
     words = _SPACED_HYPHEN.sub(r"\1-\2", " ".join(text.split())).lstrip(_LEAD).strip(_STRIP).split(" ")
-    while words and words[0].lower() in _DETS and len(words) > 1:
-        words = words[1:]
-    name = " ".join(words).strip(_STRIP)
+    lead = 0  # leading determiners, the last word kept (an index, not words[1:] again: linear)
+    while lead < len(words) - 1 and words[lead].lower() in _DETS:
+        lead += 1
+    name = " ".join(words[lead:]).strip(_STRIP)
     if name.endswith(("'s", "’s")):
         name = name[:-2].rstrip()
     return name
