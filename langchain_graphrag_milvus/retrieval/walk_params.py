@@ -20,11 +20,19 @@ from langchain_graphrag_milvus.retrieval.settings import (
     param,
 )
 
-__all__ = ["AUTO_PUSH_RELATIONS", "WalkParams"]
+__all__ = ["AUTO_MID_PUSH_EPSILON", "AUTO_PUSH_RELATIONS", "AUTO_WALK_PUSH_RELATIONS", "WalkParams"]
 
-#: ``ppr_method="auto"`` solves by pushes from this many relations on, globally below
-#: (``benchmarks/bench_query_path.py``; the three evaluation graphs hold 17k–29k).
+#: From this many relations on, ``ppr_method="auto"`` solves by pushes at ``push_epsilon``
+#: (``benchmarks/bench_query_path.py``), and ``relation_scope="auto"`` searches entity-scoped.
 AUTO_PUSH_RELATIONS = 30_000
+#: ``ppr_method="auto"`` solves by pushes from this many relations on, globally below (issue 25:
+#: at 18,735 relations a push at :data:`AUTO_MID_PUSH_EPSILON` cost 13% less CPU than the settled
+#: global solve, at 28,816 50% less; the three evaluation graphs hold 17k–29k).
+AUTO_WALK_PUSH_RELATIONS = 15_000
+#: The push tolerance of ``"auto"`` from :data:`AUTO_WALK_PUSH_RELATIONS` up to
+#: :data:`AUTO_PUSH_RELATIONS` relations (``push_epsilon`` if smaller): on the three evaluation
+#: graphs every question's Recall@2/@5 equals the global solver's (1e-4 lost a musique100 passage).
+AUTO_MID_PUSH_EPSILON = 3e-5
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,12 +69,13 @@ class WalkParams:
             (:func:`~langchain_graphrag_milvus.graph.local_ppr.local_pagerank`), an
             approximation within ``push_epsilon`` whose cost follows the seeds'
             neighbourhood, not the graph's size. ``"auto"`` (default): ``"global"`` below
-            :data:`AUTO_PUSH_RELATIONS` (30,000) relations, ``"push"`` from there on. The
-            threshold sits just above the three evaluation graphs (17k–29k relations: their
-            results are the global solver's, exact) and past where the push ranking gets
-            cheaper than the global one (≈20k relations); the whole per-query library work
-            at the threshold is ≈20 ms with the global solver, ≈10 ms with push at any size
-            from there to 1M relations (``benchmarks/bench_query_path.py``).
+            :data:`AUTO_WALK_PUSH_RELATIONS` (15,000) relations; ``"push"`` from there on, at
+            :data:`AUTO_MID_PUSH_EPSILON` (3e-5) below :data:`AUTO_PUSH_RELATIONS` (30,000)
+            relations and at ``push_epsilon`` from there. On the three evaluation graphs (17k–29k
+            relations) the pushes at 3e-5 give every question the global solver's Recall@2/@5
+            at 50–87% of its CPU (issue 25, ``benchmarks/README.md``); from 30k relations on,
+            the whole per-query library work is ≈10 ms with push at any size to 1M relations
+            (``benchmarks/bench_query_path.py``).
         ppr_stop: When the global solver stops. ``"order"`` (default): as soon as the order
             of the passages the ranking reads (the ``k`` returned; the whole ``walk_limit``
             when a reranker's pool or the dense fusion reads deeper) is settled, by each
@@ -78,7 +87,8 @@ class WalkParams:
             tolerance only (the scores of before, bit for bit). The push solver has its own
             bound (``push_epsilon``).
         push_epsilon: Residual tolerance per unit of degree of ``"push"`` (and of
-            ``"auto"`` on large graphs). The default, 1e-4, keeps the per-query library
+            ``"auto"`` from 30,000 relations; below, ``"auto"`` pushes to the smaller of this
+            and 3e-5). The default, 1e-4, keeps the per-query library
             work under 10 ms at 1M relations; against the global solver it ranked within
             one or two questions on musique100 and hotpotqa100, inside the fold spread
             (1e-5: closer still, one hotpotqa question apart, ≈3× the work;

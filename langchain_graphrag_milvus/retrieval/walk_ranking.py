@@ -56,7 +56,12 @@ from langchain_graphrag_milvus.retrieval.sparse_vectors import (
     restrict,
     sparse,
 )
-from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS, WalkParams
+from langchain_graphrag_milvus.retrieval.walk_params import (
+    AUTO_MID_PUSH_EPSILON,
+    AUTO_PUSH_RELATIONS,
+    AUTO_WALK_PUSH_RELATIONS,
+    WalkParams,
+)
 
 __all__ = [
     "AUTO_PUSH_RELATIONS",
@@ -66,6 +71,7 @@ __all__ = [
     "walk_ranking",
     "ranked_walks",
     "seed_weights",
+    "walk_epsilon",
     "walk_method",
 ]
 
@@ -79,7 +85,18 @@ def walk_method(params: WalkParams, graph: GraphIndex) -> str:
     """``"global"`` or ``"push"``: the solver ``params`` asks for on this graph (``"auto"`` resolved)."""
     if params.ppr_method != "auto":
         return params.ppr_method
-    return "push" if graph.n_relations >= AUTO_PUSH_RELATIONS else "global"
+    return "push" if graph.n_relations >= AUTO_WALK_PUSH_RELATIONS else "global"
+
+
+def walk_epsilon(params: WalkParams, graph: GraphIndex) -> float:
+    """The push tolerance on this graph.
+
+    ``push_epsilon``, or for ``"auto"`` below :data:`AUTO_PUSH_RELATIONS` relations the smaller
+    of it and :data:`AUTO_MID_PUSH_EPSILON`.
+    """
+    if params.ppr_method == "auto" and graph.n_relations < AUTO_PUSH_RELATIONS:
+        return min(params.push_epsilon, AUTO_MID_PUSH_EPSILON)
+    return params.push_epsilon
 
 
 @dataclass(frozen=True)
@@ -175,7 +192,7 @@ def _walk(
         relation_mask=masks[0], passage_mask=masks[1],
     )  # fmt: skip
     if method == "push":
-        local = local_pagerank(graph, epsilon=params.push_epsilon, **kwargs)
+        local = local_pagerank(graph, epsilon=walk_epsilon(params, graph), **kwargs)
         total = local.mass
         scale = 1.0 / total if total > 0 else 0.0  # normalised to sum 1, as push_pagerank's dense scores
         return sparse(local.passage_idx, local.passage * scale), sparse(local.entity_idx, local.entity * scale)

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from langchain_graphrag_milvus.graph import GraphIndex
+from langchain_graphrag_milvus.retrieval.walk_params import AUTO_MID_PUSH_EPSILON, AUTO_WALK_PUSH_RELATIONS
 from langchain_graphrag_milvus.retrieval.walk_ranking import (
     AUTO_PUSH_RELATIONS,
     WalkParams,
     WalkSeeds,
     ranked_walks,
+    walk_epsilon,
     walk_method,
     walk_ranking,
 )
@@ -96,28 +98,51 @@ def test_a_limit_cuts_the_order_where_the_full_order_would_be_cut() -> None:
             assert ranked_walks(g, seeds, params, limit=limit, **masks).order.tolist() == full[:limit]
 
 
-def test_auto_solves_globally_below_the_threshold_and_by_pushes_above() -> None:
-    small = random_graph(0)
-    assert WalkParams().ppr_method == "auto" and walk_method(WalkParams(), small) == "global"
-    assert walk_method(WalkParams(ppr_method="push"), small) == "push"
-    n = AUTO_PUSH_RELATIONS
+def _graph_of(n: int) -> GraphIndex:
     rng = np.random.default_rng(0)
-    big = GraphIndex.from_relations(
+    return GraphIndex.from_relations(
         relation_keys=np.arange(1, n + 1),
         subject_keys=rng.integers(1, 5000, n),
         object_keys=rng.integers(1, 5000, n),
         passage_ids=[[f"p{i // 8}"] for i in range(n)],
     )
+
+
+_SEEDS = WalkSeeds(
+    np.arange(10, dtype=np.int32), np.linspace(0.9, 0.5, 10, dtype=np.float32),
+    np.empty(0, np.int32), np.empty(0, np.float32), np.array([3], np.int32),
+)  # fmt: skip
+
+
+def test_auto_solves_globally_below_the_threshold_and_by_pushes_above() -> None:
+    small = random_graph(0)
+    assert WalkParams().ppr_method == "auto" and walk_method(WalkParams(), small) == "global"
+    assert walk_method(WalkParams(ppr_method="push"), small) == "push"
+    big = _graph_of(AUTO_PUSH_RELATIONS)
     assert walk_method(WalkParams(), big) == "push" and walk_method(WalkParams(ppr_method="global"), big) == "global"
-    seeds = WalkSeeds(
-        np.arange(10, dtype=np.int32), np.linspace(0.9, 0.5, 10, dtype=np.float32),
-        np.empty(0, np.int32), np.empty(0, np.float32), np.array([3], np.int32),
-    )  # fmt: skip
-    auto = ranked_walks(big, seeds, WalkParams(), limit=5)
-    push = ranked_walks(big, seeds, WalkParams(ppr_method="push"), limit=5)
+    assert walk_epsilon(WalkParams(), big) == WalkParams().push_epsilon == 1e-4
+    auto = ranked_walks(big, _SEEDS, WalkParams(), limit=5)
+    push = ranked_walks(big, _SEEDS, WalkParams(ppr_method="push"), limit=5)
     assert auto.order.tolist() == push.order.tolist() and np.array_equal(auto.passage_scores, push.passage_scores)
     with pytest.raises(ValueError, match="ppr_method"):
         WalkParams(ppr_method="local")
+
+
+def test_auto_pushes_to_the_finer_tolerance_between_the_two_thresholds() -> None:
+    """From 15,000 relations ``"auto"`` pushes, to 3e-5 (not ``push_epsilon``) below 30,000 (issue 25)."""
+    assert AUTO_WALK_PUSH_RELATIONS < AUTO_PUSH_RELATIONS and AUTO_MID_PUSH_EPSILON < WalkParams().push_epsilon
+    below, mid = _graph_of(AUTO_WALK_PUSH_RELATIONS - 1), _graph_of(AUTO_WALK_PUSH_RELATIONS)
+    assert walk_method(WalkParams(), below) == "global" and walk_method(WalkParams(), mid) == "push"
+    assert walk_epsilon(WalkParams(), mid) == AUTO_MID_PUSH_EPSILON
+    assert walk_epsilon(WalkParams(push_epsilon=1e-6), mid) == 1e-6  # a finer one asked for is kept
+    assert walk_epsilon(WalkParams(ppr_method="push"), mid) == WalkParams().push_epsilon  # an explicit push: as asked
+    auto = ranked_walks(mid, _SEEDS, WalkParams(), limit=5)
+    fine = ranked_walks(mid, _SEEDS, WalkParams(ppr_method="push", push_epsilon=AUTO_MID_PUSH_EPSILON), limit=5)
+    coarse = ranked_walks(mid, _SEEDS, WalkParams(ppr_method="push"), limit=5)
+    assert auto.order.tolist() == fine.order.tolist() and np.array_equal(auto.passage_scores, fine.passage_scores)
+    assert not np.array_equal(auto.passage_scores, coarse.passage_scores)  # the tolerance is the one applied
+    exact = ranked_walks(mid, _SEEDS, WalkParams(ppr_method="global", ppr_stop="residual"), limit=5)
+    assert auto.order.tolist() == exact.order.tolist()
 
 
 def all_passage_hops(graph, entities, relations, passages, p, view) -> dict[int, int]:  # type: ignore[no-untyped-def]
