@@ -23,7 +23,7 @@ from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
 from langchain_graphrag_milvus.retrieval.walk_params import WalkParams
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, ranked_walks
-from langchain_graphrag_milvus.text.clauses import split_clauses
+from langchain_graphrag_milvus.text.clauses import clause_queries
 from langchain_graphrag_milvus.text.names import entity_id
 
 __all__ = [
@@ -276,7 +276,7 @@ def ppr_ranking(
 
 def query_texts(query: str, ranking: Any) -> tuple[str, ...]:
     """The query and, when the ranking searches them (``clause_seeds``), its own sub-questions (``split_clauses``)."""
-    return (query, *(split_clauses(query) if ranking.searches_clauses() else ()))
+    return (query, *(clause_queries(query) if ranking.searches_clauses() else ()))
 
 
 def _clause_seeds(graph: GraphIndex, hits: Sequence[Hit]) -> tuple[np.ndarray, np.ndarray]:

@@ -71,3 +71,20 @@ def test_the_parts_are_embedded_beside_the_question_and_searched_in_one_passage_
     searches = searches or [r for r in flat if isinstance(r, Search)]
     (passages,) = [s for s in searches if s.kind == "passages"]
     assert len(passages.vectors) == 3  # one search, a vector for the question and each part
+
+
+def test_a_part_that_refers_back_is_embedded_after_the_first_part(make_store, monkeypatch) -> None:
+    question = (
+        "how do i ship a node.js script as a single executable file for my users, and what is the python way "
+        "to bundle it into one runnable archive?"
+    )
+    store = make_store(LexicalEmbeddings(), local_search="auto" if make_store.backend == "lite" else "on")
+    store.add_records([*NODE, ZIPAPP])
+    recorder = Recorder(store, monkeypatch)
+    asyncio.run(
+        recorder.run(graph_pipeline(question, RetrievalParams(**PARAMS), entity_extractor=None, reranker=None), "sync")
+    )
+    (gather,) = [r for r in recorder.requests if isinstance(r, Gather) and any(isinstance(e, Embed) for e in r.effects)]
+    _, parts = [e for e in gather.effects if isinstance(e, Embed)]
+    first = "how do i ship a node.js script as a single executable file for my users"
+    assert parts.texts == (first, f"{first} what is the python way to bundle it into one runnable archive?")

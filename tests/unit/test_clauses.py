@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langchain_graphrag_milvus.graph import GraphIndex
 from langchain_graphrag_milvus.retrieval.walk_params import WalkParams
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkSeeds, seed_weights
-from langchain_graphrag_milvus.text.clauses import MAX_CLAUSES, split_clauses
+from langchain_graphrag_milvus.text.clauses import MAX_CLAUSES, clause_queries, refers_back, split_clauses
 
 
 @pytest.mark.parametrize(
@@ -101,6 +101,45 @@ def test_no_text_is_lost_added_or_reordered(question: str) -> None:
     # the parts are the question's text in order: only white space, a comma and the connective went
     squeeze = lambda text: re.sub(r"\s|,|\b(?:and|or|but)\b", "", text)  # noqa: E731
     assert squeeze(" ".join(parts)) == squeeze(question)
+
+
+@pytest.mark.parametrize(
+    ("part", "back"),
+    [
+        ("what is the systemd unit i restart for it?", True),
+        ("how do i stop systemd from auto-starting it in my user session?", True),
+        ("what were they split out of?", True),
+        ("is there an option to emit them unquoted?", True),
+        ("who was his father?", True),
+        ("which release introduced the dedicated git sparse-checkout command?", False),
+        ("what environment variable tells dpkg that the frontend lock is already held?", False),  # "that": no
+        ("what is Item 4 of the iterator's itinerary?", False),  # words that start with a pronoun
+        ("it's late", False),  # a contraction is not counted
+    ],
+)
+def test_a_part_with_a_personal_pronoun_refers_back(part: str, back: bool) -> None:
+    assert refers_back(part) is back
+
+
+def test_a_part_that_refers_back_is_searched_after_the_first_part() -> None:
+    question = (
+        "i installed postgresql-16 on a debian server that already runs a 15/main cluster. which port will the "
+        "new default cluster get, and what is the systemd unit i restart for it?"
+    )
+    first, port, unit = split_clauses(question)
+    assert clause_queries(question) == [first, port, f"{first} {unit}"]  # only the part with "it"
+    assert clause_queries("how do i ship a node.js script as one file, and what is the python way to zip an app?") == (
+        split_clauses("how do i ship a node.js script as one file, and what is the python way to zip an app?")
+    )
+    assert clause_queries("Who taught Euler?") == []
+
+
+@given(st.lists(_PIECES | st.sampled_from([" it ", " its", "them "]), max_size=60).map("".join))
+def test_what_is_searched_for_a_part_ends_with_the_part(question: str) -> None:
+    parts, queries = split_clauses(question), clause_queries(question)
+    assert len(queries) == len(parts)
+    for i, (part, query) in enumerate(zip(parts, queries)):
+        assert query == (f"{parts[0]} {part}" if i and refers_back(part) else part)
 
 
 def _graph() -> GraphIndex:
