@@ -86,9 +86,11 @@ def _plan(
         rel = new.setdefault(
             relation_id(s, p, o, tenant),
             {"text": relation_text(s, p, o), "subject_id": entity_id(s, tenant), "object_id": entity_id(o, tenant),
-             "predicate": p, "passage_ids": []},
+             "predicate": p, "passage_ids": {}},
         )  # fmt: skip
-        rel["passage_ids"] += [pid for pid in row["passage_ids"] if pid not in rel["passage_ids"]]
+        rel["passage_ids"].update(dict.fromkeys(row["passage_ids"]))  # an ordered set: linear in the links
+    for rel in new.values():
+        rel["passage_ids"] = list(rel["passage_ids"])
     return old, new
 
 
@@ -217,7 +219,7 @@ def _rewritten_rows(
     for rid, rel in new.items():
         if rid in stored:
             links = list(stored[rid].get("passage_ids") or [])
-            row = relation_row(stored[rid], links + [p for p in rel["passage_ids"] if p not in links])
+            row = relation_row(stored[rid], list(dict.fromkeys([*links, *rel["passage_ids"]])))
             report.relations_joined += 1
         else:
             row = {"pk": rid, **rel, "vector": vectors[rel["text"]]}
