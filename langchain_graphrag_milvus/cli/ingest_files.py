@@ -100,6 +100,7 @@ def load_changed(
 ) -> list[LoadedFile]:
     """Load the files whose stored chunks are missing or stale; clear emptied files under ``--sync``."""
     from langchain_graphrag_milvus.cli.file_sources import stored_files
+    from langchain_graphrag_milvus.cli.pdf_log import describe, pdf_warnings
     from langchain_graphrag_milvus.ingest.loaders import load_file
 
     stored = stored_files(target.store, [f.source for f in files], target.scope)
@@ -114,7 +115,10 @@ def load_changed(
                 if info is not None and info.matches(stamp):
                     summary.files_unchanged += 1
                     continue
-                result = load_file(file, settings)
+                with pdf_warnings() as logged:
+                    result = load_file(file, settings)
+                if logged:
+                    summary.read_with_warnings.append((file.source, describe(logged)))
             except ImportError:
                 raise
             except Exception as exc:  # a broken or unreadable file is skipped, never fatal

@@ -42,6 +42,8 @@ class IngestSummary:
     #: Files found by how they are read: "markdown", "text", "text by content" (no known suffix), "pdf"...
     read_as: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: Files read despite what their reader warned about (pypdf's workarounds): source, one line.
+    read_with_warnings: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     cleared: list[tuple[str, str]] = field(default_factory=list)
     outside_links: list[str] = field(default_factory=list)
@@ -72,6 +74,7 @@ class IngestSummary:
         lines += [f"  skipped {terminal_text(s)}: {terminal_text(r)}" for s, r in self.skipped[:50]]
         if len(self.skipped) > 50:
             lines.append(f"  ... and {len(self.skipped) - 50} more skipped")
+        lines += [f"  read {terminal_text(s)}: {terminal_text(w)}" for s, w in self.read_with_warnings[:50]]
         lines += [f"  removed the stored passages of {terminal_text(s)}: {terminal_text(r)}" for s, r in self.cleared]
         lines += [f"warning: {terminal_text(w)}" for w in self.warnings]
         if self.outside_links:

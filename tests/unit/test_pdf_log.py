@@ -1,0 +1,80 @@
+"""pypdf's warnings while the CLI reads a PDF: collected per file, not printed (``cli/pdf_log.py``).
+
+A real non-compliant PDF (the nano corpus' PDF with a wrong ``startxref`` offset) read by the real
+loader; pypdf works around it and logs warnings.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from langchain_graphrag_milvus.cli.pdf_log import SHOWN_CHARS, describe, pdf_warnings
+from langchain_graphrag_milvus.cli.summary import IngestSummary
+from langchain_graphrag_milvus.datasets import write_nano_files
+from langchain_graphrag_milvus.ingest.loaders import ChunkSettings, SourceFile, load_file
+
+pytest.importorskip("pypdf")
+pytest.importorskip("langchain_community")
+
+
+def broken_pdf(folder: Path) -> Path:
+    """The nano corpus' PDF with its ``startxref`` pointing 7 bytes off: pypdf reads it and warns."""
+    write_nano_files(folder)
+    pdf = next(folder.rglob("*.pdf"))
+    fixed = re.sub(
+        rb"startxref\s+(\d+)", lambda m: b"startxref\n" + str(int(m.group(1)) + 7).encode(), pdf.read_bytes()
+    )
+    broken = pdf.with_name("broken.pdf")
+    broken.write_bytes(fixed)
+    return broken
+
+
+def _load(path: Path) -> int:
+    return len(load_file(SourceFile(path=path, source=str(path), kind="pdf"), ChunkSettings()).documents)
+
+
+def test_warnings_of_a_read_are_collected_and_not_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pdf = broken_pdf(tmp_path)
+    with pdf_warnings() as logged:
+        assert _load(pdf) == 2  # read anyway: both pages
+    assert logged and all(r.name.startswith("pypdf") for r in logged)
+    assert capsys.readouterr().err == ""
+    line = describe(logged)
+    assert line.startswith(f"{len(logged)} warning") and "from pypdf (read anyway), first: " in line
+    assert "startxref" in line
+
+
+def test_outside_a_capture_and_in_other_threads_warnings_reach_the_handlers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pdf = broken_pdf(tmp_path)
+    with pdf_warnings():
+        pass  # installs the collector
+    with caplog.at_level(logging.WARNING):
+        _load(pdf)
+    assert any(r.name.startswith("pypdf") for r in caplog.records)  # as before: not swallowed
+    caplog.clear()
+    seen: list[int] = []
+    with caplog.at_level(logging.WARNING), pdf_warnings() as logged:
+        other = threading.Thread(target=lambda: seen.append(_load(pdf)))
+        other.start()
+        other.join()
+    assert seen == [2] and logged == []  # another thread's read is not this capture's
+    assert any(r.name.startswith("pypdf") for r in caplog.records)
+
+
+def test_the_summary_line_is_one_short_escaped_line() -> None:
+    record = logging.LogRecord(
+        "pypdf._cmap", logging.WARNING, "x", 1, "font \x1b[31m{" + "600, " * 100 + "}", None, None
+    )
+    line = describe([record, record])
+    assert line.startswith("2 warnings from pypdf") and line.endswith("…")
+    assert len(line.split("first: ", 1)[1]) <= SHOWN_CHARS + 1
+    summary = IngestSummary(read_with_warnings=[("docs/a\x1b[2J.pdf", line)])
+    text = summary.text()
+    assert "\x1b" not in text and "read docs/a" in text and "\n" not in text.split("read docs/a", 1)[1].strip()
