@@ -13,7 +13,10 @@ dependency parse sees sentences, not ``## headings``, ``$ pip install`` prompts 
 * the lines of a paragraph are joined (hard-wrapped prose; HTML text with one tag per line);
 * headings (``## Using system certificate stores``, underlined reST/setext headings) become
   a sentence of their section (ending with a period), so they are context, never the
-  passage's title line; list bullets, quote marks and table bars are removed.
+  passage's title line; list bullets, quote marks and table bars are removed;
+* a paragraph ends a sentence: one followed by another that ends with a word or a closing
+  bracket gets a full stop (an HTML heading, a list line), so it is not read into the next
+  paragraph's sentence (a text of one paragraph is left as it is).
 
 :func:`junk_title` recognises titles that name the tool that made a file rather than the
 file (``"Enscript Output"``, ``"Microsoft Word - x.doc"``, ``"untitled"``).
@@ -157,4 +160,15 @@ def clean_markup(text: str) -> str:
             paragraphs[-1].append(words)
         elif paragraphs[-1]:
             paragraphs.append([])
-    return "\n\n".join(" ".join(p).replace(" .", ".") for p in paragraphs if p)
+    texts = [" ".join(p).replace(" .", ".") for p in paragraphs if p]
+    return "\n\n".join([*map(_paragraph_end, texts[:-1]), *texts[-1:]])  # a paragraph before another ends
+
+
+def _paragraph_end(text: str) -> str:
+    """A paragraph is a sentence's end: a heading or list line without a full stop gets one.
+
+    HTML headings (``<h2>7.7. Helgrind Monitor Commands</h2>``) reach the text as a paragraph
+    of their own, with no ``#`` to mark them; unended, the parser reads them into the next
+    sentence's subject ("Helgrind Monitor Commands The Helgrind tool provides …").
+    """
+    return text + "." if text[-1:].isalnum() or text[-1:] in ")]\"'’”" else text

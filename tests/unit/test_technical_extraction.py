@@ -96,6 +96,25 @@ def test_release_notes_title_and_quoted_commands(extractor: OfflineTripletExtrac
     assert not any(generic_name(n) for n in every)
 
 
+# valgrind's Helgrind manual as BSHTMLLoader gives it: the <h2> is a paragraph of its own, with no "#" to mark it
+HTML_SECTION = (
+    "aches many objects and reuses them for different threads and that confuses\nHelgrind.\n\n"
+    "7.7. Helgrind Monitor Commands\n\nThe Helgrind tool provides monitor commands handled by Valgrind's\n"
+    "built-in gdbserver.\n\ninfo locks [lock_addr]\n\nshows the list of locks and their status:"
+)
+
+
+def test_a_paragraph_before_another_ends_a_sentence(extractor: OfflineTripletExtractor) -> None:
+    text = clean_markup(HTML_SECTION)
+    assert "\n\n7.7. Helgrind Monitor Commands.\n\nThe Helgrind tool provides" in text
+    assert "info locks [lock_addr].\n\n" in text  # a closing bracket ends it too
+    assert text.endswith("their status:")  # the last paragraph is left as it is
+    assert clean_markup("Demon Dice") == "Demon Dice"  # one paragraph: unchanged (title lines, records)
+    assert clean_markup("see the list:\n\nfirst item") == "see the list:\n\nfirst item"  # a lead-in stays
+    subjects = {t[0] for t in extractor.invoke(HTML_SECTION)["triplets"]}
+    assert not any("Commands The" in s or s.startswith("Helgrind Monitor Commands") for s in subjects), subjects
+
+
 def test_pydoc_signatures_keep_the_callable_name(extractor: OfflineTripletExtractor) -> None:
     text = clean_markup(PYDOC_HTML_TEXT)
     assert "file_digest. Hash the contents of a file-like object." in text
