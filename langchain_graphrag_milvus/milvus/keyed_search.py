@@ -18,6 +18,7 @@ Milvus searches, as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from langchain_graphrag_milvus.milvus.local_passages import PassageTable
 from langchain_graphrag_milvus.milvus.read_seam import Hit, StoreReads
 from langchain_graphrag_milvus.milvus.row_layout import RowLayout

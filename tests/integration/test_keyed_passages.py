@@ -12,9 +12,8 @@ Milvus' own scored search (the same store with the keyed read turned off).
 
 from __future__ import annotations
 
-from typing import Any
-
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -69,8 +68,9 @@ def test_the_restricted_search_scores_as_milvus_does(make_store) -> None:
     vectors = store.embedding.embed_documents(QUERIES)
     ids = tuple(sorted(str(r["pk"]) for r in store.iterate("passages", ("pk",)))[:7])
     restricted = expr.in_list("pk", list(ids))
-    got = store.search("passages", vectors, len(ids), filter_expr=restricted, output_fields=("text", "$meta"), within=ids)
-    want = store.reads.search("passages", vectors, len(ids), filter_expr=restricted, output_fields=("text", "$meta"))
+    fields = ("text", "$meta")
+    got = store.search("passages", vectors, len(ids), filter_expr=restricted, output_fields=fields, within=ids)
+    want = store.reads.search("passages", vectors, len(ids), filter_expr=restricted, output_fields=fields)
     assert got is not None and len(got) == len(want) == len(QUERIES)
     for g, w in zip(got, want):
         assert sorted(h.id for h in g) == sorted(h.id for h in w) and len(g) == len(ids)
