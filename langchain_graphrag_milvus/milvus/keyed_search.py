@@ -3,8 +3,9 @@
 After its walk, a graph query reads the passages it ranks that the dense search did not return,
 with their similarity to the query: a search restricted to them (``pk in [...]``, the
 :class:`~langchain_graphrag_milvus.retrieval.effects.Search`'s ``within``). On a server that
-scored search costs 5–10 ms for ≈ 2 rows, where reading the same rows by key with their
-vectors costs ≈ 2 ms (``benchmarks/README.md``, per-call timings). :func:`keyed_search`
+scored search of ≈ 2 rows and the read of the same rows by key with their vectors cost about the
+same at p50 (≈ 3 ms), but the search's tail is longer (p90 14–22 ms against ≈ 7 under load:
+``benchmarks/README.md``, "The second wave read by key"). :func:`keyed_search`
 answers such a search so: one read by key (the row's fields and its vector), scored with the
 client's one passage scoring (:class:`~.local_passages.PassageTable`, the one the held passage
 search of Milvus Lite uses), with the index's own metric: ``COSINE`` (both sides at unit length)
