@@ -61,6 +61,13 @@ class PassageTable:
     index: dict[str, int]
     table: VectorTable
 
+    @classmethod
+    def of(cls, ids: list[str], vectors: Sequence[Any], cosine: bool, stamp: Stamp = (None, None)) -> PassageTable:
+        """A table of these rows (ids once each, in this order) and their vectors, scored with the metric's rule."""
+        matrix = np.asarray(vectors, np.float32).reshape(len(ids), -1)
+        table = VectorTable.build(np.arange(len(ids), dtype=np.uint64), matrix, cosine)
+        return cls(stamp, ids, {i: n for n, i in enumerate(ids)}, table)
+
     def positions(self, ids: Sequence[str]) -> np.ndarray | None:
         """Row positions of these ids (once each), or None if one is not held."""
         at = [self.index.get(i) for i in dict.fromkeys(ids)]
@@ -139,9 +146,7 @@ class LocalPassages:
             return None
         if len(set(ids)) != len(ids):
             return None
-        matrix = np.asarray(vectors, np.float32).reshape(len(ids), -1)
-        table = VectorTable.build(np.arange(len(ids), dtype=np.uint64), matrix, self.local.cosine)
-        return PassageTable(stamp, ids, {i: n for n, i in enumerate(ids)}, table)
+        return PassageTable.of(ids, vectors, self.local.cosine, stamp)
 
     def forget(self) -> None:
         """Drop the table (the collections were dropped)."""

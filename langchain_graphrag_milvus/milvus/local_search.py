@@ -14,7 +14,9 @@ is the one the table's graph was read at, no row of the table was deleted. The c
 same wave as the query's other reads (a read started after the search began: a delete before
 it is seen); only if it moved are the hits read back by key (≈5–30 ms on Milvus Lite) and those
 whose row is gone dropped, as a search would not return them. Everything else (passages,
-filters, a store without tables, fields the table does not hold) is Milvus' search.
+filters, a store without tables, fields the table does not hold) is Milvus' search, but a passage
+search restricted to a few keys (``within``), which reads those rows by key and scores them here
+(:mod:`.keyed_search`).
 
 :meth:`LocalSearch.search_held` answers a graph query's first searches, passages included
 (:mod:`.local_passages`), from the tables alone with no Milvus call; the query then reads the
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from langchain_graphrag_milvus.graph.ids import find_keys, ids_to_keys
+from langchain_graphrag_milvus.milvus.keyed_search import keyed_search
 from langchain_graphrag_milvus.milvus.local_fields import decode_fields, holds
 from langchain_graphrag_milvus.milvus.local_passages import LocalPassages, PassageTable
 from langchain_graphrag_milvus.milvus.local_vectors import LOCAL_KINDS, VectorTable
@@ -198,6 +201,9 @@ class LocalSearch:
             now = _pool().submit(self._stamp)  # read first, while the table is checked and scored: no wave of its own
         plan = self._plan(kind, vectors, filter_expr, within) if limit >= 1 else None
         if plan is None:
+            keyed = keyed_search(self.reads, self.graph.connection, kind, vectors, limit, within, output_fields)
+            if keyed is not None:  # a few passages by key, scored here (a graph query's second wave)
+                return keyed
             return self.reads.search(kind, vectors, limit, filter_expr=filter_expr, output_fields=output_fields)
         table, stamp, rows = plan
         found = self._score(kind, table, vectors, limit, rows)

@@ -4,8 +4,8 @@
 vectors), the local search (:mod:`.local_search`) and the embedding check (:mod:`.fingerprint`)
 use of a backend besides the rows the read and write seams carry: where the store is, one lock,
 whether its collections are open (and their dimension), the generation counter and store id that
-date the graph (:mod:`.graph_saved`), the per-tenant row flag, the index metric a search would
-use, and the relation collection's properties that record the embedding model.
+date the graph (:mod:`.graph_saved`), the per-tenant row flag, the index metric and type a search
+would use, and the relation collection's properties that record the embedding model.
 :class:`~.connection.MilvusConnection` implements it for Milvus (:mod:`.store_properties`: the
 properties it keeps). With :class:`~.read_seam.StoreReads` and :class:`~.write_seam.StoreWrites`
 this is a backend: those modules type their backend on the three protocols only
@@ -64,6 +64,10 @@ class StoreState(Protocol):
 
     def index_metric(self, kind: Kind) -> str:
         """The metric a search of ``kind`` uses ("" if unknown)."""
+        ...
+
+    def index_type(self, kind: Kind) -> str:
+        """The type of the index a search of ``kind`` uses (``FLAT``, ``HNSW``...; "" if unknown)."""
         ...
 
     def forget_index_types(self) -> None:

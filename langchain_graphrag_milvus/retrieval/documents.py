@@ -137,16 +137,19 @@ def passage_rows(
     The passage search (``in_hand``) asked for the same fields (:data:`PASSAGE_FIELDS`)
     under the same filter, so a hit is the row a fetch would return, with its score. The
     other ids are read by one search restricted to them (``pk in [...]``, under the filter)
-    scored against ``qvec``; an id that search does not return is fetched, unscored. Without
-    ``qvec``, they are fetched. Ids the filter excludes are absent from the answer.
+    scored against ``qvec`` (without a filter, a store may answer it by reading those rows by
+    key and scoring them itself: :mod:`~langchain_graphrag_milvus.milvus.keyed_search`); an id
+    that search does not return is fetched, unscored. Without ``qvec``, they are fetched. Ids
+    the filter excludes are absent from the answer.
     """
     have = {h.id: (dict(h.fields), float(h.score)) for h in in_hand}
     rows: dict[str, tuple[dict[str, Any], float | None]] = {i: have[i] for i in ids if i in have}
     missing = tuple(i for i in dict.fromkeys(ids) if i not in have)
     if missing and qvec is not None:
         restricted = expr.and_all(filter_expr, expr.in_list("pk", list(missing)))
+        within = missing if filter_expr is None else None  # the keys it selects: a store may read them by key
         try:
-            (hits,) = yield from ask(Search("passages", (qvec,), len(missing), restricted, PASSAGE_FIELDS))
+            (hits,) = yield from ask(Search("passages", (qvec,), len(missing), restricted, PASSAGE_FIELDS, within))
         except Exception as exc:  # e.g. a team's own collection whose key is not ``pk``: fetched, unscored
             logger.debug("passage similarity search failed (%s); fetching the rows", exc)
             hits = []

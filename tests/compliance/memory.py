@@ -386,6 +386,10 @@ class MemoryState(StoreState):
         """Cosine, as :meth:`MemoryReads.search` scores."""
         return "COSINE"
 
+    def index_type(self, kind: Kind) -> str:
+        """Exhaustive, as :meth:`MemoryReads.search` scores every row."""
+        return "FLAT"
+
     def forget_index_types(self) -> None:
         """No index."""
 

@@ -25,7 +25,7 @@ _MILVUS = "langchain_graphrag_milvus.milvus"
 #: What a second backend reuses unchanged: the graph cache and its parts, the local search, the check.
 BACKEND_FREE = (
     "graph_cache", "graph_changes", "graph_vectors", "graph_read", "graph_saved", "graph_fold",
-    "graph_memory", "local_search", "local_vectors", "local_fields", "fingerprint",
+    "graph_memory", "local_search", "local_vectors", "local_fields", "fingerprint", "keyed_search",
 )  # fmt: skip
 #: ``milvus/`` modules bound to Milvus (clients, schema creation, properties, indexes, views).
 MILVUS_BOUND = frozenset(
