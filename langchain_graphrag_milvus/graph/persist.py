@@ -131,9 +131,8 @@ def save(
     tmp, old = siblings(target)
     remove_owned(tmp)  # (left by a crashed save)
     tmp.mkdir(parents=True)
-    encoded = [pid.encode("utf-8") for pid in graph.passages.ids]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    blob, offsets = graph.passages.arrays()
+    blob.decode("utf-8", "surrogatepass").encode("utf-8")  # a lone surrogate is refused (UnicodeEncodeError), as before
     arrays = {
         **{f"entity_{k}": v for k, v in graph.entities.arrays().items()},
         **{f"relation_{k}": v for k, v in graph.relations.arrays().items()},
@@ -147,7 +146,7 @@ def save(
         "pas_rel_indices": graph.pas_rel.indices,
         "synonyms_indptr": graph.synonyms.indptr,
         "synonyms_indices": graph.synonyms.indices,
-        "passage_blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "passage_blob": np.frombuffer(blob, dtype=np.uint8),
         "passage_offsets": offsets,
     }
     # the push walk's relation lists (a transpose of the node lists): a loaded index does not build them
@@ -319,12 +318,12 @@ def _load_arrays(
         return out
 
     blob = bytes(arr("passage_blob"))
-    offsets = np.asarray(arr("passage_offsets")).tolist()
-    pids = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
+    blob.decode("utf-8")  # strict, as the ids were saved
+    passages = StringIdMap.from_blob(blob, np.asarray(arr("passage_offsets")))
     index = cls(
-        entities=KeyMap(arr("entity_keys"), arr("entity_sorted_keys"), arr("entity_sorted_index")),
-        relations=KeyMap(arr("relation_keys"), arr("relation_sorted_keys"), arr("relation_sorted_index")),
-        passages=StringIdMap(pids),
+        entities=KeyMap.from_saved(arr("entity_keys"), arr("entity_sorted_keys"), arr("entity_sorted_index")),
+        relations=KeyMap.from_saved(arr("relation_keys"), arr("relation_sorted_keys"), arr("relation_sorted_index")),
+        passages=passages,
         rel_subject=arr("rel_subject"),
         rel_object=arr("rel_object"),
         ent_rel=CSR(arr("ent_rel_indptr"), arr("ent_rel_indices")),

@@ -251,7 +251,7 @@ def _compacted(graph: G, link_rel: npt.NDArray[np.int64], link_pas: npt.NDArray[
     new = type(graph)(
         entities=KeyMap.from_keys(graph.entities.keys[ent_alive]),
         relations=KeyMap.from_keys(graph.relations.keys[rel_alive]),
-        passages=StringIdMap(graph.passages.ids[i] for i in np.flatnonzero(pas_alive).tolist()),
+        passages=graph.passages.take(np.flatnonzero(pas_alive)),
         rel_subject=new_ent[graph.rel_subject[rel_alive]].astype(np.int32),
         rel_object=new_ent[graph.rel_object[rel_alive]].astype(np.int32),
         ent_rel=ent_rel,
