@@ -58,7 +58,7 @@ def test_string_id_map_finds_every_id(values: list[str]) -> None:
     m = StringIdMap(values)
     assert list(m.ids) == values and m.ids == values and len(m) == len(values)
     assert m.find(values).tolist() == list(range(len(values)))
-    absent = [v + "\x00" for v in values[:5]]
+    absent = [v + "\x00" for v in values[:5] if v + "\x00" not in values]
     assert m.find(absent).tolist() == [-1] * len(absent)
     assert all(v in m for v in values) and 5 not in m  # type: ignore[operator]
 
@@ -128,3 +128,27 @@ def test_a_saved_graph_opens_with_the_same_maps(tmp_path: Path) -> None:
     assert loaded.relations.find(keys).tolist() == graph.relations.find(keys).tolist() == list(range(len(keys)))
     assert loaded.entities.find(keys).tolist() == graph.entities.find(keys).tolist()
     assert loaded.passages.find(["Zürich", "p3"]).tolist() == graph.passages.find(["Zürich", "p3"]).tolist()
+
+
+def test_a_graph_without_synonyms_holds_no_synonym_rows(tmp_path: Path) -> None:
+    keys = _keys(200, seed=5)
+    plain = GraphIndex.from_relations(
+        relation_keys=keys, subject_keys=keys[::-1], object_keys=np.roll(keys, 3), passage_ids=[["p"]] * 200
+    )
+    assert plain.synonyms.indptr.strides == (0,) and plain.synonyms.n_rows == plain.n_entities
+    assert plain.synonyms.indptr.tolist() == [0] * (plain.n_entities + 1)
+    linked = plain.add_relations(
+        relation_keys=[], subject_keys=[], object_keys=[], passage_ids=[], synonym_pairs=(keys[:1], keys[1:2])
+    )
+    assert linked.synonyms.indices.size == 2 and linked.synonyms.indptr.strides == (8,)
+    seeds = linked.entities.lookup(keys[:1])
+    assert set(linked.expand(entity_seeds=seeds, hops=0).entities.tolist()) >= set(linked.entities.lookup(keys[:2]))
+    smaller, _ = plain.remove_passages(["nothing"])
+    assert smaller.synonyms.indptr.strides == (0,)
+    plain.save(tmp_path / "g")
+    loaded = GraphIndex.load(tmp_path / "g")
+    assert loaded.synonyms.indptr.tolist() == plain.synonyms.indptr.tolist()
+    assert (
+        loaded.expand(entity_seeds=seeds, hops=1).relations.tolist()
+        == plain.expand(entity_seeds=seeds, hops=1).relations.tolist()
+    )
