@@ -14,7 +14,15 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-__all__ = ["CSR", "csr_from_pairs", "csr_transpose", "csr_extend", "gather_rows", "reduce_max_min"]
+__all__ = [
+    "CSR",
+    "csr_from_pairs",
+    "csr_transpose",
+    "csr_extend",
+    "gather_rows",
+    "reduce_max_min",
+    "without_empty_rows",
+]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -96,6 +104,23 @@ def csr_extend(csr: CSR, rows: npt.ArrayLike, cols: npt.ArrayLike, n_rows: int) 
     added = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(counts, out=added[1:])
     return CSR(indptr + added, indices)
+
+
+def without_empty_rows(csr: CSR) -> CSR:
+    """``csr`` itself, or, if it has no entry, the same rows with a row-pointer array that holds no memory.
+
+    A graph without synonym links still has a row per entity (8 bytes each, all zero): a read-only
+    broadcast of one zero stands for them (``nbytes`` counts what it would hold; nothing is
+    allocated). Everything that reads a CSR reads it the same way; none writes into one.
+
+    Example:
+        >>> empty = without_empty_rows(CSR(np.zeros(4, np.int64), np.empty(0, np.int32)))
+        >>> empty.n_rows, empty.indptr.tolist(), empty.indptr.base.size
+        (3, [0, 0, 0, 0], 1)
+    """
+    if csr.indices.size or csr.indptr.size <= 1 or csr.indptr.strides == (0,):
+        return csr
+    return CSR(np.broadcast_to(np.zeros(1, np.int64), csr.indptr.shape), csr.indices)
 
 
 def gather_rows(csr: CSR, rows: I32, limit: int | None = None) -> tuple[I32, I32]:

@@ -17,11 +17,11 @@ outside this module converts by hand (``tests/unit/test_id_border.py`` counts th
 
 Internal indices are
 assigned in insertion order and never change when more keys are appended, so adding
-triplets does not renumber the graph. Lookups go through a sorted copy of the keys
-(``searchsorted``): 20 bytes per key instead of a Python dict's ~100.
+triplets does not renumber the graph. Lookups go through the argsort of the keys and a sample
+of the sorted keys (:class:`KeyMap`): 12.5 bytes per key instead of a Python dict's ~100.
 
-Passages keep the user's string ids; there are ~10x fewer of them than relations, so a
-list plus a dict is simple and small enough.
+Passages keep the user's string ids (:class:`~.string_ids.StringIdMap`: one UTF-8 blob and a
+CRC-32 index, no Python object per id).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_graphrag_milvus.errors import UnknownIdError
+from langchain_graphrag_milvus.graph.string_ids import StringIdMap
 
 __all__ = [
     "KeyMap",
@@ -49,6 +50,9 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int32]
 KeyArray = npt.NDArray[np.uint64]
+#: A :class:`KeyMap` keeps every this-many-th key of its sorted order (the blocks of its search).
+KEY_STEP = 16
+_STEPS = np.arange(KEY_STEP)
 SorterArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]  # an argsort
 
 
@@ -194,6 +198,11 @@ def row_of_key(
 class KeyMap:
     """Append-only map between uint64 keys and dense int32 indices.
 
+    Held: the keys in index order, their argsort (int32) and every :data:`KEY_STEP`-th key of
+    the sorted order (12.5 bytes a key; a sorted copy of the keys would add 7.5 more). A key is
+    found by a binary search of that sample, then among the :data:`KEY_STEP` keys of its block;
+    a batch of keys about as large as the map is searched in one sorted copy made for the call.
+
     Example:
         >>> m = KeyMap.empty()
         >>> m = m.extended(np.array([30, 10], dtype=np.uint64))
@@ -203,17 +212,19 @@ class KeyMap:
         [1, -1]
     """
 
-    __slots__ = ("keys", "_sorted_keys", "_sorted_index")
+    __slots__ = ("keys", "_sorted_index", "_sample")
 
-    def __init__(self, keys: KeyArray, sorted_keys: KeyArray, sorted_index: IntArray) -> None:
+    def __init__(self, keys: KeyArray, sorted_index: IntArray, sample: KeyArray | None = None) -> None:
         self.keys = keys
-        self._sorted_keys = sorted_keys
         self._sorted_index = sorted_index
+        if sample is None:
+            sample = np.ascontiguousarray(keys[sorted_index[::KEY_STEP]])
+        self._sample = sample
 
     @classmethod
     def empty(cls) -> KeyMap:
         """A map with no keys."""
-        return cls(np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int32))
+        return cls(np.empty(0, np.uint64), np.empty(0, np.int32))
 
     @classmethod
     def from_keys(cls, keys: npt.ArrayLike) -> KeyMap:
@@ -223,29 +234,42 @@ class KeyMap:
         sorted_keys = keys_arr[order]
         if sorted_keys.size > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
             raise ValueError("KeyMap keys must be unique")
-        return cls(keys_arr, sorted_keys, order)
+        return cls(keys_arr, order, np.ascontiguousarray(sorted_keys[::KEY_STEP]))
+
+    @classmethod
+    def from_saved(cls, keys: KeyArray, sorted_keys: KeyArray, sorted_index: IntArray) -> KeyMap:
+        """The map of the arrays :meth:`arrays` saved (the sample is read from ``sorted_keys``)."""
+        return cls(keys, sorted_index, np.ascontiguousarray(sorted_keys[::KEY_STEP]))
 
     def __len__(self) -> int:
         return int(self.keys.size)
 
     def arrays(self) -> dict[str, npt.NDArray[np.generic]]:
-        """The arrays that make up the map (for saving)."""
-        return {"keys": self.keys, "sorted_keys": self._sorted_keys, "sorted_index": self._sorted_index}
+        """The arrays that make up the map (for saving; ``sorted_keys`` is made for it, as saved before)."""
+        return {"keys": self.keys, "sorted_keys": self.keys[self._sorted_index], "sorted_index": self._sorted_index}
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
-        return int(self.keys.nbytes + self._sorted_keys.nbytes + self._sorted_index.nbytes)
+        return int(self.keys.nbytes + self._sorted_index.nbytes + self._sample.nbytes)
 
     def find(self, keys: npt.ArrayLike) -> IntArray:
         """Indices of ``keys``; -1 where a key is unknown."""
         query = np.asarray(keys, dtype=np.uint64).ravel()
-        if self._sorted_keys.size == 0:
+        n = self.keys.size
+        if n == 0:
             return np.full(query.size, -1, np.int32)
-        pos = np.searchsorted(self._sorted_keys, query)
-        pos_c = np.minimum(pos, self._sorted_keys.size - 1)
-        hit = self._sorted_keys[pos_c] == query
-        return np.where(hit, self._sorted_index[pos_c], -1).astype(np.int32)
+        if query.size * KEY_STEP >= n:  # a large batch: one sorted copy for the call
+            sorted_keys = self.keys[self._sorted_index]
+            pos = np.minimum(np.searchsorted(sorted_keys, query), n - 1)
+            hit = sorted_keys[pos] == query
+            return np.where(hit, self._sorted_index[pos], -1).astype(np.int32)
+        block = np.maximum(np.searchsorted(self._sample, query, side="right") - 1, 0)
+        at = np.minimum(block[:, None] * KEY_STEP + _STEPS, n - 1)  # the block's sorted positions
+        rows = self._sorted_index[at]
+        same = self.keys[rows] == query[:, None]
+        found = same.any(axis=1)
+        return np.where(found, rows[np.arange(query.size), same.argmax(axis=1)], -1).astype(np.int32)
 
     def lookup(self, keys: npt.ArrayLike, what: str = "key") -> IntArray:
         """Indices of ``keys``.
@@ -304,86 +328,11 @@ class KeyMap:
         start = self.keys.size
         add_order = np.argsort(add, kind="stable")
         add_sorted = add[add_order]
-        positions = np.searchsorted(self._sorted_keys, add_sorted)
-        sorted_keys = np.insert(self._sorted_keys, positions, add_sorted)
+        old_sorted = self.keys[self._sorted_index]
+        positions = np.searchsorted(old_sorted, add_sorted)
+        sorted_keys = np.insert(old_sorted, positions, add_sorted)
+        del old_sorted
         sorted_index = np.insert(self._sorted_index, positions, (add_order + start).astype(np.int32))
-        return KeyMap(np.concatenate([self.keys, add]), sorted_keys, sorted_index)
-
-
-class StringIdMap:
-    """Append-only map between string ids and dense indices (used for passages)."""
-
-    __slots__ = ("ids", "_index")
-
-    def __init__(self, ids: Iterable[str] = ()) -> None:
-        self.ids: list[str] = list(ids)
-        self._index: dict[str, int] = {pid: i for i, pid in enumerate(self.ids)}
-        if len(self._index) != len(self.ids):
-            raise ValueError("StringIdMap ids must be unique")
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._index
-
-    @property
-    def nbytes(self) -> int:
-        """Approximate bytes held (strings, list and dict)."""
-        strings = sum(49 + len(s.encode("utf-8")) for s in self.ids)
-        return strings + 8 * len(self.ids) + 48 * len(self._index)
-
-    def find(self, ids: Sequence[str]) -> IntArray:
-        """Indices of ``ids``; -1 where an id is unknown."""
-        get = self._index.get
-        return np.fromiter((get(i, -1) for i in ids), dtype=np.int32, count=len(ids))
-
-    def lookup(self, ids: Sequence[str]) -> IntArray:
-        """Indices of ``ids``.
-
-        Raises:
-            UnknownIdError: Some id is not in the map.
-        """
-        found = self.find(ids)
-        if found.size and int(found.min()) < 0:
-            missing = [i for i, f in zip(ids, found.tolist()) if f < 0]
-            raise UnknownIdError(f"{len(missing)} passage id(s) not in the graph index, e.g. {missing[0]!r}")
-        return found
-
-    def repack(self) -> None:
-        """Make the id strings and their indices again, in place, after freeing the old ones (same content).
-
-        Ids decoded from Milvus rows are small objects interleaved with the rows' own; once the
-        rows are freed, each surviving id keeps the allocator's page (and 1 MiB arena) it sits in
-        resident: 11k passage ids kept 26 MiB of a 100k-relation rebuild resident
-        (``benchmarks/bench_memory.py``). Packing them into one bytes object first, dropping them,
-        and decoding them afterwards puts them side by side. Call it only on a map nobody else
-        reads yet (a graph just built).
-
-        Example:
-            >>> m = StringIdMap(["p1", "p2"])
-            >>> m.repack()
-            >>> m.ids, m.find(["p2", "x"]).tolist()
-            (['p1', 'p2'], [1, -1])
-        """
-        encoded = [pid.encode("utf-8", "surrogatepass") for pid in self.ids]  # any str round-trips
-        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
-        blob = b"".join(encoded)
-        del encoded
-        self.ids, self._index = [], {}  # the old strings and ints are freed here, before the new ones exist
-        ends = np.cumsum(lengths).tolist()
-        starts = [0, *ends[:-1]]
-        self.ids = [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
-        self._index = {pid: i for i, pid in enumerate(self.ids)}
-
-    def extended(self, new_ids: Iterable[str]) -> StringIdMap:
-        """A new map with ``new_ids`` (not yet present) appended; ``self`` is unchanged."""
-        out = StringIdMap.__new__(StringIdMap)
-        out.ids = list(self.ids)
-        out._index = dict(self._index)
-        for pid in new_ids:
-            if pid in out._index:
-                continue
-            out._index[pid] = len(out.ids)
-            out.ids.append(pid)
-        return out
+        sample = np.ascontiguousarray(sorted_keys[::KEY_STEP])
+        del sorted_keys
+        return KeyMap(np.concatenate([self.keys, add]), sorted_index, sample)

@@ -15,10 +15,11 @@ were still load (and build them on first use).
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
@@ -37,6 +38,7 @@ __all__ = [
     "read_manifest",
     "verify",
     "file_checksum",
+    "release_pages",
     "IndexFileError",
     "FORMAT_VERSION",
 ]
@@ -61,6 +63,41 @@ def file_checksum(path: Path) -> int:
         while chunk := fh.read(_READ_CHUNK):
             crc = zlib.crc32(chunk, crc)
     return crc
+
+
+def release_pages(arrays: Iterable[np.ndarray]) -> int:
+    """Take the pages of these memory-mapped arrays out of the process's resident memory; the maps stay.
+
+    Opening a saved index reads every byte of some arrays (checksums are read from the files,
+    but the shape and content checks, the walk lists' check and the name table's checks read
+    the maps): each page read stays resident, counted in the process's RSS, though a query
+    needs few of them. The maps are read-only views of the files, so dropping the pages
+    (``madvise(MADV_DONTNEED)``) loses nothing: a page read again is mapped again from the
+    page cache. Arrays that are not memory-mapped are left alone; a no-op where ``madvise``
+    is missing. Returns the number of maps released.
+
+    Example:
+        >>> release_pages([np.zeros(3)])
+        0
+    """
+    advice: int | None = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None:
+        return 0
+    roots: dict[int, mmap.mmap] = {}
+    for arr in arrays:
+        root: object = arr
+        while isinstance(root, np.ndarray):
+            root = root.base
+        if isinstance(root, mmap.mmap):
+            roots[id(root)] = root
+    released = 0
+    for root in roots.values():
+        try:
+            root.madvise(advice)
+        except (AttributeError, OSError, ValueError):  # no madvise here, or a closed map
+            continue
+        released += 1
+    return released
 
 
 def save(
@@ -94,9 +131,8 @@ def save(
     tmp, old = siblings(target)
     remove_owned(tmp)  # (left by a crashed save)
     tmp.mkdir(parents=True)
-    encoded = [pid.encode("utf-8") for pid in graph.passages.ids]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    blob, offsets = graph.passages.arrays()
+    blob.decode("utf-8", "surrogatepass").encode("utf-8")  # a lone surrogate is refused (UnicodeEncodeError), as before
     arrays = {
         **{f"entity_{k}": v for k, v in graph.entities.arrays().items()},
         **{f"relation_{k}": v for k, v in graph.relations.arrays().items()},
@@ -110,7 +146,7 @@ def save(
         "pas_rel_indices": graph.pas_rel.indices,
         "synonyms_indptr": graph.synonyms.indptr,
         "synonyms_indices": graph.synonyms.indices,
-        "passage_blob": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "passage_blob": np.frombuffer(blob, dtype=np.uint8),
         "passage_offsets": offsets,
     }
     # the push walk's relation lists (a transpose of the node lists): a loaded index does not build them
@@ -212,8 +248,9 @@ def load(
     """
     path = Path(directory)
     manifest = verify(path) if check else read_manifest(path)
+    mapped: list[np.ndarray] = []
     try:
-        index = _load_arrays(path, manifest, "r" if mmap else None, cls)
+        index = _load_arrays(path, manifest, "r" if mmap else None, cls, mapped)
     except IndexFileError:
         raise
     except (OSError, ValueError, EOFError, KeyError, IndexError, UnicodeDecodeError) as exc:
@@ -224,6 +261,7 @@ def load(
         manifest.get("passages"),
     ):
         raise IndexFileError(f"graph index in {path} does not match its manifest")
+    release_pages(mapped)  # the checks read whole arrays; a query maps back the pages it reads
     return index
 
 
@@ -265,7 +303,9 @@ def load_extra(
     return out
 
 
-def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None, cls: type[G]) -> G:
+def _load_arrays(
+    path: Path, manifest: dict[str, Any], mode: Literal["r"] | None, cls: type[G], mapped: list[np.ndarray]
+) -> G:
     listed = set(manifest["files"])
 
     def arr(name: str) -> Any:
@@ -273,15 +313,17 @@ def _load_arrays(path: Path, manifest: dict[str, Any], mode: Literal["r"] | None
             raise IndexFileError(f"the manifest in {path} does not list {name}.npy")
         # a plain ndarray view of the memory map: same pages, without np.memmap's per-slice overhead
         # (≈2 ms of a query's library time at 1.8M relations)
-        return np.asarray(np.load(path / f"{name}.npy", mmap_mode=mode, allow_pickle=False))
+        out = np.asarray(np.load(path / f"{name}.npy", mmap_mode=mode, allow_pickle=False))
+        mapped.append(out)
+        return out
 
     blob = bytes(arr("passage_blob"))
-    offsets = np.asarray(arr("passage_offsets")).tolist()
-    pids = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
+    blob.decode("utf-8")  # strict, as the ids were saved
+    passages = StringIdMap.from_blob(blob, np.asarray(arr("passage_offsets")))
     index = cls(
-        entities=KeyMap(arr("entity_keys"), arr("entity_sorted_keys"), arr("entity_sorted_index")),
-        relations=KeyMap(arr("relation_keys"), arr("relation_sorted_keys"), arr("relation_sorted_index")),
-        passages=StringIdMap(pids),
+        entities=KeyMap.from_saved(arr("entity_keys"), arr("entity_sorted_keys"), arr("entity_sorted_index")),
+        relations=KeyMap.from_saved(arr("relation_keys"), arr("relation_sorted_keys"), arr("relation_sorted_index")),
+        passages=passages,
         rel_subject=arr("rel_subject"),
         rel_object=arr("rel_object"),
         ent_rel=CSR(arr("ent_rel_indptr"), arr("ent_rel_indices")),

@@ -13,7 +13,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, csr_from_pairs, gather_rows
+from langchain_graphrag_milvus.graph.csr import CSR, csr_extend, csr_from_pairs, gather_rows, without_empty_rows
 from langchain_graphrag_milvus.graph.data import GraphData
 from langchain_graphrag_milvus.graph.ids import KeyMap, StringIdMap
 
@@ -177,7 +177,7 @@ def _extended_synonyms(
     """Synonym rows grown to the entity count, with the new (known, distinct) pairs in both directions."""
     synonyms = csr_extend(synonyms, [], [], len(entities))
     if synonym_pairs is None:
-        return synonyms
+        return without_empty_rows(synonyms)
     a = entities.find(np.asarray(synonym_pairs[0], np.uint64).ravel())
     b = entities.find(np.asarray(synonym_pairs[1], np.uint64).ravel())
     ok = (a >= 0) & (b >= 0) & (a != b)
@@ -187,7 +187,7 @@ def _extended_synonyms(
     fresh = sorted({(int(r), int(c)) for r, c in zip(rows.tolist(), cols.tolist())} - present)
     if fresh:
         synonyms = csr_extend(synonyms, [r for r, _ in fresh], [c for _, c in fresh], len(entities))
-    return synonyms
+    return without_empty_rows(synonyms)
 
 
 def remove_links(graph: G, *, relation_keys: npt.ArrayLike, passage_ids: Sequence[str]) -> tuple[G, RemovedItems]:
@@ -247,11 +247,11 @@ def _compacted(graph: G, link_rel: npt.NDArray[np.int64], link_pas: npt.NDArray[
     syn_rows = np.repeat(np.arange(graph.n_entities, dtype=np.int64), np.diff(graph.synonyms.indptr))
     syn_cols = graph.synonyms.indices.astype(np.int64)
     syn_keep = ent_alive[syn_rows] & ent_alive[syn_cols]
-    synonyms = csr_from_pairs(new_ent[syn_rows[syn_keep]], new_ent[syn_cols[syn_keep]], n_e)
+    synonyms = without_empty_rows(csr_from_pairs(new_ent[syn_rows[syn_keep]], new_ent[syn_cols[syn_keep]], n_e))
     new = type(graph)(
         entities=KeyMap.from_keys(graph.entities.keys[ent_alive]),
         relations=KeyMap.from_keys(graph.relations.keys[rel_alive]),
-        passages=StringIdMap(graph.passages.ids[i] for i in np.flatnonzero(pas_alive).tolist()),
+        passages=graph.passages.take(np.flatnonzero(pas_alive)),
         rel_subject=new_ent[graph.rel_subject[rel_alive]].astype(np.int32),
         rel_object=new_ent[graph.rel_object[rel_alive]].astype(np.int32),
         ent_rel=ent_rel,

@@ -118,15 +118,15 @@ def read_graph_rows(reads: StoreReads, parallel: int = 1) -> GraphRows:
 def read_graph(reads: StoreReads, parallel: int = 1) -> tuple[GraphIndex, NameMap]:
     """The graph index and the entity names of every row (:func:`read_graph_rows`), built in a compact heap.
 
-    The rows read are several times what the graph keeps: they are dropped, the passage ids
-    the graph keeps are made again side by side (:meth:`~.graph.ids.StringIdMap.repack`), and
-    the freed heap pages are given back (:func:`.graph_memory.release_free_memory`).
+    The rows read are several times what the graph keeps: they are dropped and the freed heap
+    pages are given back (:func:`.graph_memory.release_free_memory`). What the graph and names
+    keep is arrays and blobs (the passage ids too: :class:`~.graph.string_ids.StringIdMap`), no
+    small object that would hold a freed row's allocator page resident.
     """
     rows = read_graph_rows(reads, parallel)
     graph = rows.to_graph()
     names = NameMap.from_mapping(rows.names)
     del rows
-    graph.passages.repack()
     release_free_memory()
     return graph, names
 

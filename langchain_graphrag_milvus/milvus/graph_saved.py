@@ -102,9 +102,11 @@ def saved_names(path: Path) -> NameTable | None:
     if not saved:
         return None
     try:
-        return NameTable.from_arrays(saved)
+        table = NameTable.from_arrays(saved)
     except ValueError as exc:
         raise persist.IndexFileError(f"the entity names saved in {path} are damaged: {exc}") from None
+    persist.release_pages(saved.values())  # the checks read the arrays through; a query maps back what it reads
+    return table
 
 
 def saved_vectors(path: Path) -> dict[Kind, VectorTable]:
@@ -129,6 +131,7 @@ def saved_vectors(path: Path) -> dict[Kind, VectorTable]:
             if len(fields) != len(keys) or bad_links:
                 raise persist.IndexFileError(f"the {kind} fields saved in {path} are damaged")
         out[kind] = VectorTable(keys, matrix, fields, links if fields is not None else None)
+    persist.release_pages(saved.values())  # the key checks read them through
     return out
 
 
