@@ -284,19 +284,26 @@ class OnnxMiniLM:
         import numpy as np
 
         session = self._session("small" if small and self.query_threads is not None else "batch")
-        order = np.argsort([-len(t) for t in texts], kind="stable")  # as sentence-transformers: less padding
+        # Length-bucketed: all texts tokenized at once, then run longest first in batches cut to
+        # their own longest text (padding only; a text's tokens do not depend on its batch).
+        encodings = self.tokenizer.encode_batch([str(t).strip() for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(-lengths, kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
-            encodings = self.tokenizer.encode_batch([str(texts[i]).strip() for i in rows])
+            width = int(lengths[rows].max())
             feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+                "input_ids": np.ascontiguousarray(ids[rows, :width]),
+                "attention_mask": np.ascontiguousarray(mask[rows, :width]),
+                "token_type_ids": np.ascontiguousarray(types[rows, :width]),
             }
             hidden = session.run(None, feed)[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            weights = feed["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
 
