@@ -98,7 +98,7 @@ def test_length_bucketed_batches_give_each_text_its_own_vector(cache: Path) -> N
     alone (no padding at all) and do not depend on the order of the call."""
     import random
 
-    emb = LocalMiniLMEmbeddings(runtime="onnx", cache_dir=cache, query_threads=None, batch_size=16)
+    emb = LocalMiniLMEmbeddings(runtime="onnx", cache_dir=cache, query_threads=None, batch_size=4)  # 2 windows
     names = ["Leonhard Euler", "Basel", "Johann Bernoulli", "St. Petersburg Academy"]
     texts = _passages(20) + names + [f"{a} studied under {b}" for a in names for b in names if a != b]
     random.Random(7).shuffle(texts)
