@@ -52,6 +52,8 @@ MODEL_FILE = "model.onnx"
 CREATOR = "langchain-graphrag-milvus"
 CACHE_ENV = "LANGCHAIN_GRAPHRAG_MILVUS_CACHE"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: Batches tokenized together and sorted by token count (bounds a large call's memory).
+WINDOW_BATCHES = 8
 
 
 def default_cache_dir() -> Path:
@@ -284,20 +286,33 @@ class OnnxMiniLM:
         import numpy as np
 
         session = self._session("small" if small and self.query_threads is not None else "batch")
-        order = np.argsort([-len(t) for t in texts], kind="stable")  # as sentence-transformers: less padding
+        # Length-bucketed: longest first by characters (as sentence-transformers), then a window of
+        # WINDOW_BATCHES batches at a time is tokenized and re-sorted by token count, each batch cut
+        # to its own longest text (padding only: a text's tokens and vector do not depend on its
+        # batch). The window bounds the memory of a large call's tokenization.
+        by_chars = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            rows = order[start : start + batch_size]
-            encodings = self.tokenizer.encode_batch([str(texts[i]).strip() for i in rows])
-            feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-            }
-            hidden = session.run(None, feed)[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        window = batch_size * WINDOW_BATCHES
+        for first in range(0, len(texts), window):
+            part = by_chars[first : first + window]
+            encodings = self.tokenizer.encode_batch([str(texts[i]).strip() for i in part])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+            lengths = mask.sum(axis=1)
+            order = np.argsort(-lengths, kind="stable")
+            for start in range(0, len(part), batch_size):
+                local = order[start : start + batch_size]
+                width = int(lengths[local].max())
+                feed = {
+                    "input_ids": np.ascontiguousarray(ids[local, :width]),
+                    "attention_mask": np.ascontiguousarray(mask[local, :width]),
+                    "token_type_ids": np.ascontiguousarray(types[local, :width]),
+                }
+                hidden = session.run(None, feed)[0]
+                weights = feed["attention_mask"][..., None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+                out[part[local]] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
 
 

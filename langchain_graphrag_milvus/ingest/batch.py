@@ -50,10 +50,15 @@ def embed_texts(
 ) -> dict[str, list[float]]:
     """Embed each unique text once; every batch is checked (:mod:`~langchain_graphrag_milvus.milvus.vectors`).
 
+    Length-bucketed: the unique texts go to the model longest first, so each call (and each
+    forward pass of a local model, which pads to its longest text) holds texts of like length;
+    a passage's call does not carry entity names padded to the passage's length. The vectors
+    come back keyed by text, so the order is the caller's.
+
     ``report.texts_embedded`` counts the texts. With ``bad`` (a dict), texts whose vector
     is unusable (NaN, infinite, zero...) are put there with the reason instead of raising.
     """
-    unique = list(dict.fromkeys(texts))
+    unique = sorted(dict.fromkeys(texts), key=len, reverse=True)  # stable: equal lengths keep their order
     vectors: dict[str, list[float]] = {}
     size = ctx.batch_size
     for i in range(0, len(unique), size):

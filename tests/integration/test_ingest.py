@@ -197,3 +197,26 @@ def test_musique_jsonl_loads_and_counts_malformed(make_store) -> None:
     graph = store.graph
     assert graph.n_relations == store.counts()["relations"]
     assert np.all(np.diff(graph.ent_rel.indptr) >= 0)
+
+
+class CallSpy(DeterministicFakeEmbedding):
+    calls: list[list[str]] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return super().embed_documents(texts)
+
+
+def test_texts_go_to_the_model_longest_first_each_once(make_store) -> None:
+    """Length-bucketed calls: the batch's unique texts sorted by length across its calls, no text twice."""
+    emb = CallSpy(size=16, calls=[])
+    store = make_store(emb, batch_size=8)
+    report = store.add_records(nano_dataset())
+    calls = [c for c in emb.calls if c != [PROBE_TEXT]]
+    texts = [t for c in calls for t in c]
+    counts = store.counts()
+    assert len(texts) == len(set(texts)) == report.texts_embedded == 4 + counts["entities"] + counts["relations"]
+    assert [len(t) for t in texts] == sorted((len(t) for t in texts), reverse=True)
+    assert all(len(c) <= 8 for c in calls) and len(calls) == -(-len(texts) // 8)
+    passages = {r["text"] for r in store.reads.iterate("passages", ("text",))}
+    assert set(texts[:4]) == passages  # the passages share no call with the short names and relation texts

@@ -92,6 +92,23 @@ def test_small_calls_run_on_a_one_thread_session(cache: Path) -> None:
     assert emb.embed_documents([]) == []
 
 
+def test_length_bucketed_batches_give_each_text_its_own_vector(cache: Path) -> None:
+    """Batches are cut by token length (longest first, padded to their own longest text): the
+    vectors of a shuffled mix of passages, names and relation texts equal each text embedded
+    alone (no padding at all) and do not depend on the order of the call."""
+    import random
+
+    emb = LocalMiniLMEmbeddings(runtime="onnx", cache_dir=cache, query_threads=None, batch_size=4)  # 2 windows
+    names = ["Leonhard Euler", "Basel", "Johann Bernoulli", "St. Petersburg Academy"]
+    texts = _passages(20) + names + [f"{a} studied under {b}" for a in names for b in names if a != b]
+    random.Random(7).shuffle(texts)
+    mixed = np.array(emb.embed_documents(texts))
+    alone = np.array([emb.embed_documents([t])[0] for t in texts])
+    assert np.allclose(mixed, alone, atol=1e-6)
+    back = list(reversed(texts))
+    assert np.allclose(np.array(emb.embed_documents(back))[::-1], mixed, atol=1e-6)
+
+
 def test_a_foreign_file_at_the_export_place_is_refused_not_overwritten(tmp_path: Path, source: Path) -> None:
     folder = onnx_mod.onnx_export_dir(source, tmp_path)
     folder.parent.mkdir(parents=True)
