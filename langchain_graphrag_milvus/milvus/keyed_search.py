@@ -57,10 +57,10 @@ def keyed_search(
     metric = state.index_metric(kind)
     if metric not in ("COSINE", "IP") or state.index_type(kind) not in EXACT_SCORES:
         return None
+    if state.dim is not None and state.dim != len(vectors[0]):
+        return None  # Milvus' search raises its typed error (checked before any read)
     fields = layout.search_fields(kind, output_fields)
     rows = reads.fetch(kind, ids, [*fields, "vector"])
-    if state.dim is not None and state.dim != len(vectors[0]):
-        return None  # Milvus' search raises its typed error
     if not rows:
         return [[] for _ in vectors]
     found = list(rows)
