@@ -71,6 +71,14 @@ TEST_TUNING = (
     ("\nindexCoord:\n", "\nindexCoord:\n  scheduler:\n    interval: 100\n"),  # index build scheduling: 1000 ms
 )
 
+#: ``tuned=True``: lines added to the embedded etcd's configuration. CI failed once on a loaded
+#: machine with ``etcdserver: request timed out`` after 7.0 s on a ``create_collection``: etcd's
+#: request timeout is 5 s + 2 x its election timeout (1 s by default), and each write waits for a
+#: WAL fsync. A test server's data need not survive a machine crash (a killed *process* loses
+#: nothing: the writes are in the page cache), so its etcd skips the fsync, and a longer election
+#: timeout (one member: no election to lose) gives a slow write 10 s instead of 7 s.
+TEST_ETCD_TUNING = "unsafe-no-fsync: true\nelection-timeout: 2500\nheartbeat-interval: 250\n"
+
 
 def free_ports(count: int, preferred: dict[int, int] | None = None) -> list[int]:
     """``count`` distinct free TCP ports on 127.0.0.1 (the OS picks them; ``preferred`` index → port)."""
@@ -155,7 +163,7 @@ class MilvusServerHandle:
         etcd_conf.write_text(
             f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
             f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\n"
-            f"initial-cluster: default={peer}\n",
+            f"initial-cluster: default={peer}\n" + (TEST_ETCD_TUNING if self.tuned else ""),
             encoding="utf-8",
         )
         anchor = "  use:\n    embed: true"
