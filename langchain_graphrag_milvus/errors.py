@@ -27,6 +27,7 @@ __all__ = [
     "BackendFeatureError",
     "ExtractionCacheError",
     "OnnxCacheError",
+    "UnpageableKeysError",
     "NoRelationsWarning",
 ]
 
@@ -150,6 +151,15 @@ class BackendFeatureError(GraphRAGError, NotImplementedError):
     ``index_recall``, ``drop`` and ``aclient`` speak to Milvus itself; a store opened with
     ``backend=`` another :class:`~langchain_graphrag_milvus.milvus.backend.StoreBackend` has none.
     The message names the feature and the backend.
+    """
+
+
+class UnpageableKeysError(GraphRAGError):
+    """A scan of every row cannot page past a primary key with a quote or a backslash.
+
+    pymilvus' ``query_iterator`` asks for the next page with the last key unescaped, so the
+    scan stops with this error rather than read a broken or different expression. The message
+    names the collection; reading the rows by id (a fetch) works.
     """
 
 

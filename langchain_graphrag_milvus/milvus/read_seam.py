@@ -140,7 +140,7 @@ class StoreReads(Protocol):
         """Every row of ``kind`` (inside the filter), each with ``"pk"`` and the fields asked; strongly consistent.
 
         Raises:
-            GraphRAGError: The rows' keys cannot be paged (see the implementation).
+            UnpageableKeysError: The rows' keys cannot be paged (see the implementation).
         """
         ...
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_graphrag_milvus.errors import GraphRAGError
+from langchain_graphrag_milvus.errors import UnpageableKeysError
 from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.read_seam import Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
@@ -100,13 +100,13 @@ class RowLayout:
         would turn that into a broken or different expression, so it raises instead.
 
         Raises:
-            GraphRAGError: The page ends on such a key.
+            UnpageableKeysError: The page ends on such a key.
         """
         if kind != "passages":
             return rows  # hex keys
         last = str(rows[-1][self.key_field(kind)]) if rows else ""
         if '"' in last or "\\" in last:
-            raise GraphRAGError(
+            raise UnpageableKeysError(
                 f"collection {collection!r} has primary keys with quotes or backslashes, which cannot be paged "
                 "safely (pymilvus' query_iterator does not escape them); re-key the collection or read its rows "
                 "by id (fetch)"

@@ -16,10 +16,12 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
+from langchain_graphrag_milvus.errors import UnpageableKeysError
 from langchain_graphrag_milvus.text.tokens import name_tokens
 
 __all__ = ["MAX_COUNTED_PASSAGES", "PassageWords", "PassageWordFrequency"]
@@ -28,6 +30,8 @@ __all__ = ["MAX_COUNTED_PASSAGES", "PassageWords", "PassageWordFrequency"]
 #: count reads every passage's text once per graph change, which a large, busy store cannot pay
 #: on a query. Counting at ingest, kept with the graph, is what would lift this limit.
 MAX_COUNTED_PASSAGES = 20_000
+
+logger = logging.getLogger("langchain_graphrag_milvus")
 
 
 class PassageWords:
@@ -62,7 +66,9 @@ class PassageWordFrequency:
     The counts are made from ``texts()`` on the first call and again on the first call after
     ``current()`` returns another object (the store's graph after an ingest): one read of every
     passage's text, then dictionary lookups. An object whose ``n_passages`` is above
-    ``max_passages`` gets no count (every word held by 0 passages: the rule links as before).
+    ``max_passages`` gets no count (every word held by 0 passages: the rule links as before), and
+    so does one whose passages ``texts()`` cannot scan (:class:`~langchain_graphrag_milvus.errors.UnpageableKeysError`:
+    passage ids with quotes or backslashes, such as Windows paths).
 
     Args:
         texts: Reads every passage's text.
@@ -91,7 +97,12 @@ class PassageWordFrequency:
                 made = self._made
                 if made is None or made[0] is not owner:
                     too_many = int(getattr(owner, "n_passages", 0) or 0) > self.max_passages
-                    made = self._made = (owner, PassageWords(() if too_many else self._texts()))
+                    try:
+                        words = PassageWords(() if too_many else self._texts())
+                    except UnpageableKeysError as exc:  # no count: the rule links as before
+                        logger.debug("passage word counts not made (%s); keyphraseness rule skipped", exc)
+                        words = PassageWords(())
+                    made = self._made = (owner, words)
         return made[1]
 
     def __call__(self, names: Sequence[str]) -> tuple[list[int], int]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from langchain_core.documents import Document
 
-from langchain_graphrag_milvus import MilvusGraphStore
+from langchain_graphrag_milvus import MilvusGraphRetriever, MilvusGraphStore
 from langchain_graphrag_milvus.milvus.expr import as_filter
 
 from ..fakes import LexicalEmbeddings
@@ -60,3 +60,21 @@ def test_a_tenants_linker_counts_nothing_of_other_tenants(make_store: Callable[.
     assert both.entity_linker(tenant_a).text_frequency is None  # the text counts are every tenant's: not used
     # the store-wide linker does see tenant b: "runs" is an entity of 41 passages there
     assert "runs" not in both.entity_linker().find(questions[0])
+
+
+def test_passage_ids_the_text_scan_cannot_page_skip_the_rule_not_the_query(
+    make_store: Callable[..., MilvusGraphStore],
+) -> None:
+    """Ids with backslashes (Windows paths) or quotes: the scan of the passages' text cannot page past
+    them (``RowLayout.page`` raises), so the rule is skipped, as above ``MAX_COUNTED_PASSAGES``; the
+    question is still linked and answered (it raised ``GraphRAGError`` on every lower-case question)."""
+    store = make_store(LexicalEmbeddings())
+    docs = [Document(id=f"C:\\docs\\{pid}.md", page_content=text, metadata={"triplets": t}) for pid, text, t in ROWS]
+    docs[-1].id = 'C:\\docs\\"p6".md'
+    store.add_documents(docs)
+    question = "which pip runs the build backend?"
+    linker = store.entity_linker()
+    assert linker.find(question) == ["pip", "runs", "build backend"]  # as without the text counts
+    assert linker.text_frequency is not None and linker.text_frequency(["runs", "pip"]) == ([0, 0], 0)
+    found = MilvusGraphRetriever(store=store, k=2).invoke(question)
+    assert found and found[0].id == "C:\\docs\\p1.md"
