@@ -75,6 +75,8 @@ class IngestSummary:
         if len(self.skipped) > 50:
             lines.append(f"  ... and {len(self.skipped) - 50} more skipped")
         lines += [f"  read {terminal_text(s)}: {terminal_text(w)}" for s, w in self.read_with_warnings[:50]]
+        if len(self.read_with_warnings) > 50:
+            lines.append(f"  ... and {len(self.read_with_warnings) - 50} more read with warnings")
         lines += [f"  removed the stored passages of {terminal_text(s)}: {terminal_text(r)}" for s, r in self.cleared]
         lines += [f"warning: {terminal_text(w)}" for w in self.warnings]
         if self.outside_links:

@@ -78,3 +78,11 @@ def test_the_summary_line_is_one_short_escaped_line() -> None:
     summary = IngestSummary(read_with_warnings=[("docs/a\x1b[2J.pdf", line)])
     text = summary.text()
     assert "\x1b" not in text and "read docs/a" in text and "\n" not in text.split("read docs/a", 1)[1].strip()
+
+
+def test_a_summary_of_many_warned_files_says_how_many_it_leaves_out() -> None:
+    """Past 50 files the text summary says how many more were read with warnings (as for skipped files)."""
+    warned = [(f"docs/{i}.pdf", "1 warning from pypdf (read anyway), first: x") for i in range(53)]
+    text = IngestSummary(read_with_warnings=warned).text()
+    assert "read docs/49.pdf" in text and "read docs/50.pdf" not in text
+    assert "... and 3 more read with warnings" in text
