@@ -117,13 +117,13 @@ def load_changed(
                     continue
                 with pdf_warnings() as logged:
                     result = load_file(file, settings)
-                if logged:
-                    summary.read_with_warnings.append((file.source, describe(logged)))
             except ImportError:
                 raise
             except Exception as exc:  # a broken or unreadable file is skipped, never fatal
                 gone = _unusable(target, file, info is not None, f"{type(exc).__name__}: {exc}", summary)
             else:
+                if logged:  # outside the try: a file read is never counted unreadable for how it is described
+                    summary.read_with_warnings.append((file.source, describe(logged)))
                 if result.documents:
                     _prepare(target, result, stamp)
                     loaded.append(result)

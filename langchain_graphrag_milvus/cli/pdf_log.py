@@ -15,8 +15,9 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-__all__ = ["pdf_warnings", "describe"]
+__all__ = ["Captured", "pdf_warnings", "describe"]
 
 #: The first warning is shown cut to this many characters.
 SHOWN_CHARS = 120
@@ -25,13 +26,33 @@ _LOCK = threading.Lock()
 _LOCAL = threading.local()
 
 
+@dataclass
+class Captured:
+    """One capture's warnings: how many, and the first (the others are counted, not kept).
+
+    A broken PDF can log a warning per object; keeping every record held ≈ 0.5 KB each.
+    """
+
+    count: int = 0
+    first: logging.LogRecord | None = None
+
+    def add(self, record: logging.LogRecord) -> None:
+        """Count ``record``; keep it if it is the first."""
+        self.count += 1
+        if self.first is None:
+            self.first = record
+
+    def __len__(self) -> int:
+        return self.count
+
+
 class _Collector(logging.Handler):
     """Keeps the records of a capturing thread; hands the others to the logger's parent, as before."""
 
     def emit(self, record: logging.LogRecord) -> None:
         sink = getattr(_LOCAL, "sink", None)
         if sink is not None:
-            sink.append(record)
+            sink.add(record)
             return
         parent = logging.getLogger("pypdf").parent
         if parent is not None:
@@ -54,22 +75,27 @@ def _install() -> None:
 
 
 @contextmanager
-def pdf_warnings() -> Iterator[list[logging.LogRecord]]:
-    """Collect the pypdf warnings this thread logs inside the block (the list is filled as they come)."""
+def pdf_warnings() -> Iterator[Captured]:
+    """Count the pypdf warnings this thread logs inside the block (filled as they come; the first is kept)."""
     _install()
-    records: list[logging.LogRecord] = []
+    captured = Captured()
     previous = getattr(_LOCAL, "sink", None)
-    _LOCAL.sink = records
+    _LOCAL.sink = captured
     try:
-        yield records
+        yield captured
     finally:
         _LOCAL.sink = previous
 
 
-def describe(records: list[logging.LogRecord]) -> str:
+def describe(captured: Captured) -> str:
     """``"12 warnings from pypdf, first: fontTools is required to fully parse …"`` (one line)."""
-    first = " ".join(records[0].getMessage().split())
+    record = captured.first
+    try:
+        text = record.getMessage() if record is not None else ""
+    except Exception:  # a record whose arguments do not format: its bare message, never an error
+        text = str(record.msg) if record is not None else ""
+    first = " ".join(text.split())
     if len(first) > SHOWN_CHARS:
         first = first[:SHOWN_CHARS].rstrip() + "…"
-    count = f"{len(records)} warning{'s' if len(records) != 1 else ''}"
+    count = f"{captured.count} warning{'s' if captured.count != 1 else ''}"
     return f"{count} from pypdf (read anyway), first: {first}"

@@ -226,3 +226,22 @@ def test_tenant_on_a_new_store_creates_it_partitioned(
     assert code == 2 and "--tenant" in err
     assert _sources(capsys, cli_store, "--tenant", "b") == []
     assert _sources(capsys, cli_store, "--tenant", "a") == [source_key(tmp_path / "x.txt")]
+
+
+def test_a_pdf_read_with_warnings_is_ingested_and_named_once(
+    tmp_path: Path, cli_store: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pypdf's warnings for a PDF it reads anyway: one summary entry naming the file, its passages stored."""
+    pytest.importorskip("pypdf")
+    from ..unit.test_pdf_log import broken_pdf
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pdf = broken_pdf(tmp_path / "nano")
+    (docs / "broken.pdf").write_bytes(pdf.read_bytes())
+    summary = run_json(capsys, "ingest", str(docs), "--extractor", "none", *cli_store)
+    warned = dict(summary["read_with_warnings"])  # type: ignore[index]
+    assert list(warned) == [source_key(docs / "broken.pdf")]
+    assert "from pypdf (read anyway), first: " in warned[source_key(docs / "broken.pdf")]
+    assert summary["skipped"] == [] and summary["files_ingested"] == 1  # type: ignore[index]
+    assert _sources(capsys, cli_store) == [source_key(docs / "broken.pdf")]
