@@ -38,14 +38,19 @@ class PassageWords:
     """Number of passages whose text holds each word (one count per passage however often).
 
     Args:
-        texts: The passages' texts.
+        texts: The passages' texts (read lazily).
+        limit: Stop reading after this many and count nothing (``n_passages`` 0: every word held by 0
+            passages); ``None`` reads them all.
     """
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    def __init__(self, texts: Iterable[str], limit: int | None = None) -> None:
         counts: Counter[str] = Counter()
         n = 0
         for text in texts:
             n += 1
+            if limit is not None and n > limit:  # the rest is not read
+                counts, n = Counter(), 0
+                break
             counts.update(set(name_tokens(text or "")))
         self._counts = counts
         #: Passages counted.
@@ -67,7 +72,9 @@ class PassageWordFrequency:
     ``current()`` returns another object (the store's graph after an ingest): one read of every
     passage's text, then dictionary lookups. An object whose ``n_passages`` is above
     ``max_passages`` gets no count (every word held by 0 passages: the rule links as before), and
-    so does one whose passages ``texts()`` cannot scan (:class:`~langchain_graphrag_milvus.errors.UnpageableKeysError`:
+    so does a store whose scan yields more than ``max_passages`` texts (passages outside the graph
+    count too: the scan stops there), and one whose passages ``texts()`` cannot scan
+    (:class:`~langchain_graphrag_milvus.errors.UnpageableKeysError`:
     passage ids with quotes or backslashes, such as Windows paths).
 
     Args:
@@ -98,7 +105,7 @@ class PassageWordFrequency:
                 if made is None or made[0] is not owner:
                     too_many = int(getattr(owner, "n_passages", 0) or 0) > self.max_passages
                     try:
-                        words = PassageWords(() if too_many else self._texts())
+                        words = PassageWords(() if too_many else self._texts(), limit=self.max_passages)
                     except UnpageableKeysError as exc:  # no count: the rule links as before
                         logger.debug("passage word counts not made (%s); keyphraseness rule skipped", exc)
                         words = PassageWords(())

@@ -3,7 +3,7 @@ more often an entity of the passages that hold it than plain text (Mihalcea & Cs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from langchain_graphrag_milvus import EntityLinker
 from langchain_graphrag_milvus.retrieval.graph_linker import graph_linker
@@ -104,6 +104,25 @@ def test_a_graph_of_too_many_passages_reads_no_text() -> None:
     assert counts(["runs"]) == ([3], 3) and len(reads) == 1
     owner[0] = Graph(4)
     assert counts(["runs", "pip"]) == ([0, 0], 0) and len(reads) == 1
+
+
+def test_a_scan_of_more_passages_than_the_graph_stops_at_the_limit() -> None:
+    """Passages outside the graph (no relations) are scanned too: the read stops after ``max_passages`` + 1."""
+
+    class Graph:
+        n_passages = 2  # the graph's passages; the store holds many more
+
+    yielded: list[int] = []
+
+    def read() -> Iterator[str]:
+        for i in range(1_000):
+            yielded.append(i)
+            yield "runs daily"
+
+    graph = Graph()
+    counts = PassageWordFrequency(read, lambda: graph, max_passages=3)
+    assert counts(["runs"]) == ([0], 0)  # no count: the rule links as before
+    assert len(yielded) == 4
 
 
 def test_graph_linker_takes_passage_texts() -> None:
