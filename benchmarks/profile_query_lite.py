@@ -22,14 +22,16 @@ functions record, per query:
 
 ``PYTHONPATH`` picks the package: the worktree (``.``) or another checkout, so two versions can be
 run back to back. ``--dump`` writes every question's returned passage ids (in order) with their
-``_raw_score``; ``--compare`` checks a dump of another version against this run's: the ids and
-their order must be identical (scores are printed if they differ).
+``_raw_score`` and a digest of each Document (its text and all its metadata); ``--compare`` checks
+a dump of another version against this run's: the ids and their order must be identical; it counts
+the questions whose Documents are equal in full and prints the largest ``_raw_score`` difference.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import sys
 import threading
@@ -164,9 +166,16 @@ def run_store(spec: str, rounds: int, warmup: int, limit: int | None) -> dict[st
             rec["library (total - effects)"] = total - sum(rec[k] for k in effects)
             rec["library (total - effects) [cpu]"] = total_cpu - sum(rec[f"{k} [cpu]"] for k in effects)
             records.append(rec)
-            answers[q["question"]] = [[d.metadata["_passage_id"], d.metadata.get("_raw_score")] for d in docs]
+            answers[q["question"]] = [[d.metadata["_passage_id"], d.metadata.get("_raw_score"), digest(d)]
+                                      for d in docs]  # fmt: skip
     store.close()
     return {"store": f"{Path(uri).name}:{prefix}", "records": records, "answers": answers}
+
+
+def digest(doc: Any) -> str:
+    """A digest of a Document's id, text and every metadata value (floats by their repr: bit for bit)."""
+    body = json.dumps([doc.id, doc.page_content, doc.metadata], sort_keys=True, default=repr)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 def report(res: dict[str, Any]) -> None:
@@ -190,18 +199,21 @@ def compare(ours: list[dict[str, Any]], path: Path) -> int:
         if other is None:
             print(f"{res['store']}: not in {path}")
             continue
-        same_ids = same_scores = 0
+        same_ids = same_docs = 0
+        worst = 0.0
         for question, docs in res["answers"].items():
             before = other.get(question)
             if before is None:
                 continue
             if [d[0] for d in docs] == [d[0] for d in before]:
                 same_ids += 1
+                worst = max([worst, *(abs(a[1] - b[1]) for a, b in zip(docs, before) if None not in (a[1], b[1]))])
             else:
                 bad += 1
                 print(f"  DIFFERENT: {question!r}\n    {before}\n    {docs}")
-            same_scores += docs == before
-        print(f"{res['store']}: {same_ids}/{len(res['answers'])} same ids and order, {same_scores} same raw scores")
+            same_docs += [d[:3] for d in docs] == [d[:3] for d in before]
+        print(f"{res['store']}: {same_ids}/{len(res['answers'])} same ids and order, {same_docs} same Documents"
+              f" (text, metadata and scores bit for bit), largest _raw_score difference {worst:.3g}")  # fmt: skip
     return bad
 
 

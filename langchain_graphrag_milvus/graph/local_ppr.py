@@ -234,6 +234,8 @@ def _rounds(
 ) -> tuple[int, int, int, bool]:
     """Push rounds until no residual is at or above ``epsilon·deg``: (rounds, pushes, edges, converged)."""
     damping, epsilon, max_rounds = setting
+    # mass > 0 and mass ≥ epsilon·deg, in one comparison: mass ≥ max(epsilon·deg, the least positive double)
+    keep, least = 1.0 - damping, np.nextafter(0.0, 1.0)
     res, est, stamp = state.res, state.est, state.stamp
     other = {"relations": "nodes", "nodes": "relations"}
     rounds = pushes = edges = 0
@@ -244,16 +246,17 @@ def _rounds(
             if not nodes.size:
                 continue
             deg = walk.degrees(side, nodes)
-            mass = res[side][nodes]
-            act = (mass > 0) & (mass >= epsilon * deg)
+            r, e = res[side], est[side]
+            mass = r[nodes]
+            act = mass >= np.maximum(epsilon * deg, least)
             nodes, mass, deg = nodes[act], mass[act], deg[act]
             pushes += nodes.size
-            est[side][nodes] += (1.0 - damping) * mass
-            res[side][nodes] = 0.0
+            e[nodes] += keep * mass
+            r[nodes] = 0.0
             share = np.divide(damping * mass, deg, out=np.zeros(mass.size), where=deg > 0)
-            targets, owner = walk.targets(side, nodes)
+            targets, values = walk.spread(side, nodes, share)
             edges += targets.size
-            np.add.at(res[to], targets, share[owner])
+            np.add.at(res[to], targets, values)
             new = _distinct(np.concatenate([cand[to], targets]), stamp[to])
             cand[side], cand[to] = nodes[:0], new
             seen[to].append(new)

@@ -53,6 +53,23 @@ class PushWalk:
             return nbr64[ok], owner[ok].astype(np.int64)
         return nbr64, owner.astype(np.int64)
 
+    def spread(self, side: str, nodes: I64, share: F64) -> tuple[npt.NDArray[np.integer], F64]:
+        """(neighbour, ``share`` of its node) of every allowed edge of ``nodes`` (one side), as :meth:`targets`.
+
+        Without a mask on that side, every edge of a node is allowed: its neighbours are the
+        node's row, and the shares are repeated by row length (no owner array, no casts).
+        """
+        if (self.pmask if side == "relations" else self.rmask) is not None:
+            targets, owner = self.targets(side, nodes)
+            return targets, share[owner]
+        csr = self.rel_nbr if side == "relations" else self.nod_nbr
+        starts = csr.indptr[nodes]
+        lens = csr.indptr[nodes + 1] - starts
+        ends = np.cumsum(lens)
+        pos = np.repeat(starts - (ends - lens), lens)
+        pos += np.arange(pos.size, dtype=pos.dtype)
+        return csr.indices[pos], np.repeat(share, lens)
+
     def degrees(self, side: str, nodes: I64) -> F64:
         """Degrees in the masked walk graph (a masked passage's is 0: it has no edge)."""
         cache = self._rel_deg if side == "relations" else self._nod_deg

@@ -127,28 +127,32 @@ def gather_sync(effects: tuple[Request[Any], ...], store: RetrievalStore, callba
     """The answers to several effects, in order; reads, graph checks, the linker and embeddings run concurrently.
 
     Each Milvus read is one gRPC round trip and pymilvus' client is thread-safe, so the
-    independent reads of a :class:`Gather` overlap (the first in the calling thread, the
-    others in a small shared pool), as ``asyncio.gather`` overlaps them under ``ainvoke``;
-    so do the offline linker (CPU, in the calling thread when first) and the query's embedding.
+    independent reads of a :class:`Gather` overlap (one in the calling thread, the others
+    in a small shared pool), as ``asyncio.gather`` overlaps them under ``ainvoke``; so do
+    the offline linker (CPU) and the query's embedding. The calling thread answers the
+    first embedding if there is one (else the first effect): the embedding model runs
+    without the GIL, so the linker's Python in a pool thread starts at once, while a pool
+    thread's embedding would wait for the GIL the calling thread's linker holds (up to the
+    interpreter's switch interval) before it could start.
     Every read is waited for; then the first failure *in the effects' order* is raised
     as it was (the same error a one-by-one answer raises first). Other effects are
     answered one by one.
     """
     if len(effects) < 2 or not all(isinstance(e, _CONCURRENT) for e in effects):
         return [answer_sync(e, store, callbacks) for e in effects]
-    futures = [_pool().submit(answer_sync, e, store, callbacks) for e in effects[1:]]
-    answers: list[Any] = []
-    failure: BaseException | None = None
+    lead = next((i for i, e in enumerate(effects) if isinstance(e, Embed)), 0)
+    futures = {i: _pool().submit(answer_sync, e, store, callbacks) for i, e in enumerate(effects) if i != lead}
+    answers: list[Any] = [None] * len(effects)
+    errors: list[BaseException | None] = [None] * len(effects)
     try:
-        answers.append(answer_sync(effects[0], store, callbacks))
+        answers[lead] = answer_sync(effects[lead], store, callbacks)
     except Exception as exc:
-        failure = exc
-    wait(futures)
-    for future in futures:
-        error = future.exception()
-        if failure is None and error is not None:
-            failure = error
-        answers.append(None if error is not None else future.result())
+        errors[lead] = exc
+    wait(futures.values())
+    for i, future in futures.items():
+        errors[i] = future.exception()
+        answers[i] = None if errors[i] is not None else future.result()
+    failure = next((e for e in errors if e is not None), None)
     if failure is not None:
         raise failure
     return answers

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from langchain_core.documents import Document
 from langchain_graphrag_milvus import MilvusGraphRetriever
 from langchain_graphrag_milvus.datasets import NANO_QUESTION
 from langchain_graphrag_milvus.errors import InvalidFilterError
-from langchain_graphrag_milvus.retrieval.effects import Fetch, Search
+from langchain_graphrag_milvus.retrieval.effects import Embed, Fetch, LinkEntities, Search
 from langchain_graphrag_milvus.retrieval.executors import answer_sync, gather_sync
 from langchain_graphrag_milvus.retrieval.graph_pipeline import PASSAGE_FIELDS, passage_document
 from langchain_graphrag_milvus.retrieval.stages import RELATION_FIELDS
@@ -119,6 +120,42 @@ def test_a_concurrent_gather_answers_like_one_by_one_calls(nano_store) -> None:
     bad = (effects[0], Search("passages", (vec,), 4, "no_such_field ==", PASSAGE_FIELDS), effects[1])
     with pytest.raises(InvalidFilterError):
         gather_sync(bad, nano_store)
+
+
+def test_a_gather_embeds_in_the_calling_thread_and_links_beside_it(nano_store, monkeypatch) -> None:
+    """The embedding (its model runs without the GIL) is the calling thread's; the linker's Python a pool thread's.
+
+    The answers come back in the effects' order, like one-by-one calls; of two failures the first in order is raised.
+    """
+    threads: dict[str, threading.Thread] = {}
+    embed, linker_for = nano_store.embedding.embed_documents, nano_store.entity_linker
+
+    def spy_embed(texts: list[str]) -> Any:
+        threads["embed"] = threading.current_thread()
+        return embed(texts)
+
+    def spy_linker(filter_expr: str | None = None) -> Any:
+        threads["linker"] = threading.current_thread()
+        return linker_for(filter_expr)
+
+    monkeypatch.setattr(nano_store.embedding, "embed_documents", spy_embed)
+    monkeypatch.setattr(nano_store, "entity_linker", spy_linker)
+    effects = (LinkEntities(NANO_QUESTION, None), Embed((NANO_QUESTION,)), Embed(("Who taught Euler?",)))
+    one_by_one = [answer_sync(e, nano_store) for e in effects]
+    assert gather_sync(effects, nano_store) == one_by_one and one_by_one[0]
+    assert threads["embed"] is threading.current_thread() or threads["embed"].name.startswith("graphrag-search")
+    gather_sync(effects[:2], nano_store)
+    assert threads["embed"] is threading.current_thread()
+    assert threads["linker"] is not threading.current_thread()
+
+    def broken_embed(texts: list[str]) -> Any:
+        raise RuntimeError("the embedding failed")
+
+    monkeypatch.setattr(nano_store.embedding, "embed_documents", broken_embed)
+    with pytest.raises(InvalidFilterError):  # the linker's error: first in order, though the embedding failed first
+        gather_sync((LinkEntities(NANO_QUESTION, "no_such_field =="), Embed((NANO_QUESTION,))), nano_store)
+    with pytest.raises(RuntimeError, match="embedding failed"):
+        gather_sync((LinkEntities(NANO_QUESTION, None), Embed((NANO_QUESTION,))), nano_store)
 
 
 def test_no_relation_seeds_means_no_relation_search(nano_store, monkeypatch) -> None:

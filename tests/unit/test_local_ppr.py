@@ -228,3 +228,84 @@ def test_reused_state_leaves_no_trace_between_calls() -> None:
     assert np.array_equal(first[0], again[0]) and first[1] == again[1]
     fresh = random_graph(6)
     assert np.array_equal(dense(fresh, local_pagerank(fresh, entity_weights={0: 1.0}, damping=0.85)), first[0])
+
+
+def reference_rounds(walk, state, cand, seen, setting):
+    """The push rounds as first written (two comparisons, edges by owner): the reference the loop must equal."""
+    from langchain_graphrag_milvus.graph.local_ppr import _distinct
+
+    damping, epsilon, max_rounds = setting
+    res, est, stamp = state.res, state.est, state.stamp
+    other = {"relations": "nodes", "nodes": "relations"}
+    rounds = pushes = edges = 0
+    while (cand["relations"].size or cand["nodes"].size) and rounds < max_rounds:
+        rounds += 1
+        for side in ("relations", "nodes"):
+            nodes, to = cand[side], other[side]
+            if not nodes.size:
+                continue
+            deg = walk.degrees(side, nodes)
+            mass = res[side][nodes]
+            act = (mass > 0) & (mass >= epsilon * deg)
+            nodes, mass, deg = nodes[act], mass[act], deg[act]
+            pushes += nodes.size
+            est[side][nodes] += (1.0 - damping) * mass
+            res[side][nodes] = 0.0
+            share = np.divide(damping * mass, deg, out=np.zeros(mass.size), where=deg > 0)
+            targets, owner = walk.targets(side, nodes)
+            edges += targets.size
+            np.add.at(res[to], targets, share[owner])
+            new = _distinct(np.concatenate([cand[to], targets]), stamp[to])
+            cand[side], cand[to] = nodes[:0], new
+            seen[to].append(new)
+    return rounds, pushes, edges, not (cand["relations"].size or cand["nodes"].size)
+
+
+FIELDS = ("entity_idx", "entity", "relation_idx", "relation", "passage_idx", "passage")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_push_rounds_equal_the_reference_bit_for_bit(seed: int, monkeypatch) -> None:
+    """``mass > 0 and mass ≥ epsilon·deg`` in one comparison, edges spread by row: the same floats, the same work."""
+    import langchain_graphrag_milvus.graph.local_ppr as local_ppr
+
+    g, seeds, _, masks = case(seed)
+    mask = np.ones(g.n_relations, bool)
+    mask[g.ent_rel.row(0)] = False  # entity 0 keeps its seed mass and has no edge (degree 0)
+    runs = [
+        dict(seeds, epsilon=eps, damping=d, **m)
+        for eps in (1e-3, 1e-6, 1e-9)
+        for d in (0.0, 0.5, 0.85)
+        for m in (masks, {"relation_mask": mask}, {"passage_mask": np.arange(g.n_passages) % 2 == 0})
+    ]
+    runs.append(dict(entity_weights={0: 1.0}, relation_mask=mask, epsilon=1e-6))
+    runs.append(dict(entity_weights={0: 0.0, 3: 1.0}, relation_mask=mask, epsilon=1e-6))  # no mass, no degree
+    ours = [local_pagerank(g, **kw) for kw in runs]
+    monkeypatch.setattr(local_ppr, "_rounds", reference_rounds)
+    for kw, mine in zip(runs, ours):
+        ref = local_pagerank(g, **kw)
+        for field in FIELDS:
+            assert np.array_equal(getattr(mine, field), getattr(ref, field)), field
+            assert getattr(mine, field).dtype == getattr(ref, field).dtype, field
+        assert (mine.residual, mine.rounds, mine.pushes, mine.touched, mine.edges, mine.converged) == (
+            ref.residual, ref.rounds, ref.pushes, ref.touched, ref.edges, ref.converged,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("masked", ["none", "relations", "passages", "both"])
+def test_spread_gives_each_edge_its_nodes_share(masked: str) -> None:
+    from langchain_graphrag_milvus.graph.push_walk import PushWalk
+
+    g = random_graph(3, n_entities=30, n_relations=90, n_passages=20)
+    rng = np.random.default_rng(3)
+    rmask = rng.random(g.n_relations) > 0.3 if masked in ("relations", "both") else None
+    pmask = rng.random(g.n_passages) > 0.3 if masked in ("passages", "both") else None
+    walk = PushWalk(g, rmask, pmask)
+    sizes = {"relations": g.n_relations, "nodes": g.n_entities + g.n_passages}
+    for side, n in sizes.items():
+        some = rng.choice(n, 7, replace=False).astype(np.int64)
+        for nodes in (np.arange(n, dtype=np.int64), some, np.zeros(0, np.int64)):
+            share = rng.random(nodes.size)
+            targets, owner = walk.targets(side, nodes)
+            spread_to, values = walk.spread(side, nodes, share)
+            assert np.array_equal(spread_to, targets) and np.array_equal(values, share[owner])
