@@ -163,10 +163,15 @@ class EntityLinker:
         # a common noun, or just the sentence's capitalised first word, is not a name
         return capital and not (start == 0 and size == 1 and not any(c.isdigit() for c in words[0]))
 
-    def _accept(self, ctx: _Find, start: int, size: int, name: str, *, whole: bool = True) -> bool:
+    def _accept(
+        self, ctx: _Find, start: int, size: int, name: str, *, whole: bool = True, near: bool = False
+    ) -> bool:
         """Whether the mention ``spans[start:start+size]`` may link ``name`` (case and specificity rules).
 
         ``whole``: the mention is the whole name (not a part of it, as a partial match is).
+        ``near``: a fuzzy match; the mention is another word than the name's, so the name's own
+        word is judged ("configured" near "./configure": how often *configure* is an entity
+        where it is written, not how rare *configured* is).
         """
         if self._allowed(ctx.spans, start, size, ctx.check_case) or (whole and looks_like_code(name)):
             return True
@@ -174,7 +179,7 @@ class EntityLinker:
             return False  # a question that capitalises its names: a lower-case word is a common noun
         # a one-word mention is judged as the word it is, also when it is part of a longer name ("make" of
         # "GNU Make"): its keyphraseness is the word's, the passages naming the entity over those holding the word
-        word = ctx.spans[start][1] if size == 1 else name
+        word = ctx.spans[start][1] if size == 1 and not near else name
         key = name if word == name else f"{name}\x00{word}"
         if key not in ctx.specific:
             counts, total = self.frequency([name])
@@ -271,7 +276,7 @@ class EntityLinker:
                 if self.frequency is None and not self._allowed(ctx.spans, start, size, ctx.check_case):
                     continue
                 best = self.closest(text)
-                if best is not None and self._accept(ctx, start, size, self._names.names[best]):
+                if best is not None and self._accept(ctx, start, size, self._names.names[best], near=True):
                     taken[start : start + size] = [True] * size
                     found.append((start, self._names.names[best]))
         return found

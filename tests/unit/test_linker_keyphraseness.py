@@ -60,6 +60,27 @@ def test_names_written_as_code_and_capitalised_mentions_keep_linking() -> None:
     assert linker().find("Which Main calls does Pip make?") == ["main", "pip"]
 
 
+def test_a_near_miss_is_judged_as_the_name_it_stands_for() -> None:
+    """util-linux's docs: "configured" is a fuzzy match of "./configure" (ratio 94.7); the name's word is an
+    entity in 1 of the 45 passages holding *configure*, so the verb does not link it -- though *configured*
+    itself is rare (5 passages) and "./configure" named once would pass a test made on the mention's word."""
+    entities = {"./configure": 1, "modem": 2, "agetty": 3}
+    texts = {"configure": 45, "configured": 5, "modem": 8, "agetty": 4}
+
+    def named(names: Sequence[str]) -> tuple[list[int], int]:
+        return [entities.get(n, 0) for n in names], 1239
+
+    def held(names: Sequence[str]) -> tuple[list[int], int]:
+        return [texts.get(n.lstrip("./"), 0) for n in names], 1258
+
+    made = EntityLinker(list(entities), require_capital=True, frequency=named, text_frequency=held)
+    assert made.find("how should agetty be configured for a modem?") == ["agetty", "modem"]
+    texts["configure"] = 2  # a word that is an entity where it is written: its near miss still links
+    assert "./configure" in EntityLinker(
+        list(entities), require_capital=True, frequency=named, text_frequency=held
+    ).find("how should agetty be configured for a modem?")
+
+
 def test_stop_words_never_link() -> None:
     assert linker().find("which the") == []
 
