@@ -13,19 +13,21 @@ the clause seeds of a compound question as the retriever does, and per question:
   ``within``: the group is renormalised to 1 (BM25 takes a share ``w / (1 + w)`` of the passage
   group, whose share of the restart stays one third); ``extra``: it is not (the passage group
   weighs ``1 + w`` against the entity and relation groups' 1 each). The continued walk keeps them, as
-  it keeps the dense passage seeds. The default's pair step follows, on the walk's order;
+  it keeps the dense passage seeds. ``next``: as ``within``, but in the continued walk only (the first
+  pick stays the default's). The default's pair step follows, on the walk's order;
 * **merge**: the BM25 list fused into the walk's order (``fuse_orders``, weight ``f``, constant ``c``,
   both lists cut at 20) or its top ``m`` kept at rank ``r + slack`` at the latest (``keep_dense``
   run on the BM25 list), before the default merge with the dense order (``fuse_dense_unlinked``).
 
-Nothing here changes the package: the seed group is added by wrapping ``walk_ranking.seed_weights``
-for the duration of one walk. Folds: question ``i`` of each set in fold ``i mod 5``; one setting is
+Nothing here changes the package: the seed group is added by wrapping ``walk_ranking.seed_weights`` (or
+``_next_walk``) for the duration of one walk. Folds: question ``i`` of each set in fold ``i mod 5``; one setting is
 chosen on four folds of the three graphs pooled (mean R@2 + R@5 lift over naive), scored on the fifth.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pickle
 import sys
@@ -77,9 +79,8 @@ class Merge:
     b: float = 0.0
 
 
-SEEDS = [Seed()] + [
-    Seed(m, w, mode) for mode in ("within", "extra") for m in (1, 2, 3, 5) for w in (0.25, 0.5, 1.0, 2.0)
-]
+WEIGHTS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
+SEEDS = [Seed()] + [Seed(m, w, mode) for mode in ("within", "extra", "next") for m in (1, 2, 3, 5, 10) for w in WEIGHTS]
 MERGES = (
     [Merge()]
     + [Merge("fuse", f, c) for f in (0.1, 0.2, 0.3, 0.5) for c in (0.0, 5.0)]
@@ -94,20 +95,32 @@ def bm25_seeds(hits: tuple[np.ndarray, np.ndarray], seed: Seed) -> Iterator[None
     idx, sc = hits[0][: seed.m], hits[1][: seed.m]
     sc, idx = sc[idx >= 0], idx[idx >= 0]
 
+    original_next = wr._next_walk
+
+    def with_bm25(pas: Any, within: bool) -> Any:
+        if seed.m and idx.size:
+            pas = add(pas, accumulate(idx, (seed.w * sc / sc.sum()).astype(np.float32)))
+            if within:
+                pas = (pas[0], (pas[1] / pas[1].sum()).astype(np.float32))
+        return pas
+
     def patched(graph: Any, seeds: WalkSeeds, params: WalkParams, masks: Any = (None, None)) -> Any:
         ent, rel, pas = original(graph, seeds, params, masks)
-        if seed.m and idx.size:
-            extra = accumulate(idx, (seed.w * sc / sc.sum()).astype(np.float32))
-            pas = add(pas, extra)
-            if seed.mode == "within":
-                pas = (pas[0], (pas[1] / pas[1].sum()).astype(np.float32))
-        return ent, rel, pas
+        return ent, rel, with_bm25(pas, seed.mode == "within")
 
-    wr.seed_weights = patched  # type: ignore[assignment]
+    def patched_next(graph: Any, picked: Any, seeds: WalkSeeds, first: Any, *args: Any, **kwargs: Any) -> Any:
+        (ent, rel, pas), mass = first
+        return original_next(graph, picked, seeds, ((ent, rel, with_bm25(pas, True)), mass), *args, **kwargs)
+
+    if seed.mode == "next":  # the continued walk only: the first pick is the default's
+        wr._next_walk = patched_next  # type: ignore[assignment]
+    else:
+        wr.seed_weights = patched  # type: ignore[assignment]
     try:
         yield
     finally:
         wr.seed_weights = original  # type: ignore[assignment]
+        wr._next_walk = original_next  # type: ignore[assignment]
 
 
 def bm25_lists(store: Any, dataset: str, queries: list[str]) -> list[list[tuple[str, float]]]:
@@ -246,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     sets: dict[str, dict[str, Any]] = {}
     for pair in args.sets:
         base = pair.split(":")[1].partition("+")[0]
-        cached = args.cache_dir / f"bm25seed_inputs_{pair.replace(':', '_')}.pkl"
+        tag = hashlib.blake2b(repr(SEEDS).encode(), digest_size=4).hexdigest()  # the walks of these seed settings
+        cached = args.cache_dir / f"bm25seed_inputs_{pair.replace(':', '_')}_{tag}.pkl"
         if cached.exists():
             data = pickle.loads(cached.read_bytes())
         else:

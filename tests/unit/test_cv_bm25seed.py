@@ -58,3 +58,15 @@ def test_no_seed_is_the_default_walk() -> None:
         moved = ranked_walks(g, seeds, params, limit=20).order
     assert same.tolist() == plain.tolist()
     assert 7 in moved[:5].tolist()
+
+
+def test_next_mode_keeps_the_first_pick() -> None:
+    g = random_graph(3, n_entities=200, n_relations=800, n_passages=120)
+    seeds, params = _seeds(g), WalkParams()
+    plain = ranked_walks(g, seeds, params, limit=20).order
+    hits = (np.array([9], np.int64), np.array([3.0], np.float32))
+    with bm25_seeds(hits, Seed(1, 2.0, "next")):
+        moved = ranked_walks(g, seeds, params, limit=20).order
+    assert wr._next_walk.__name__ == "_next_walk" and wr.seed_weights.__name__ == "seed_weights"
+    assert moved[0] == plain[0] != 9
+    assert 9 in moved[1:5].tolist()
