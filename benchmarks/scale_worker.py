@@ -186,13 +186,14 @@ def run_queries(
     return {"queries": out, "rss_kib": rss}
 
 
-def rss_kib() -> int:
-    """This process's resident memory now (``VmRSS``, KiB; -1 where ``/proc`` has none)."""
+def rss_kib() -> dict[str, int]:
+    """This process's resident memory now, KiB: all, anonymous (heap) and file-backed (mapped); {} without ``/proc``."""
     try:
         status = Path("/proc/self/status").read_text()
     except OSError:
-        return -1
-    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), -1)
+        return {}
+    fields = {"VmRSS:": "rss", "RssAnon:": "anon", "RssFile:": "file"}
+    return {fields[p[0]]: int(p[1]) for line in status.splitlines() if (p := line.split()) and p[0] in fields}
 
 
 def run_query(args: argparse.Namespace, store: Any, spy: MilvusSpy, embedding: Any) -> dict[str, Any]:

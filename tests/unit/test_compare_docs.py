@@ -54,4 +54,5 @@ def test_main_exit_status(tmp_path, capsys):
 def test_rss_is_read_from_proc():
     if not Path("/proc/self/status").exists():
         pytest.skip("no /proc")
-    assert rss_kib() > 1000
+    rss = rss_kib()
+    assert rss["rss"] > 1000 and rss["anon"] > 0 and "file" in rss
