@@ -202,7 +202,9 @@ def run_query(args: argparse.Namespace, store: Any, spy: MilvusSpy, embedding: A
     result: dict[str, Any] = {"graph_build": split, "relations": int(getattr(graph, "n_relations", -1))}
     result["rss_after_graph_kib"] = rss_kib()
     if args.first_query:  # questions[0], before the warm-up (under local_search: the held tables are read here)
-        _, result["first_query"] = timed_call(spy, embedding, lambda: _first_query(store, questions[0], args.k))
+        docs, result["first_query"] = timed_call(spy, embedding, lambda: _first_query(store, questions[0], args.k))
+        if DOCS is not None:
+            DOCS.append([questions[0]["question"], [[d.id, d.page_content, d.metadata] for d in docs]])
         result["rss_after_first_query_kib"] = rss_kib()
     result.update(run_queries(args, store, spy, embedding, questions[1:]))
     report = getattr(store, "memory_report", None)
