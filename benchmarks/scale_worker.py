@@ -22,6 +22,8 @@ import time
 PROCESS_START = time.perf_counter()
 #: Settings of the graph retriever (``--graph-kwargs``); the default retriever when empty.
 GRAPH_KWARGS: dict[str, Any] = {}
+#: Every graph query's Documents ``[question, [[id, text, metadata], ...]]`` when ``--dump-docs`` is given.
+DOCS: list[Any] | None = None
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
@@ -121,6 +123,8 @@ def query_loop(store: Any, spy: MilvusSpy, embedding: Any, questions: list[dict[
         ):
             text = q["question"]
             docs, split = timed_call(spy, embedding, lambda r=retriever, t=text: r.invoke(t))
+            if DOCS is not None and name == "graph":
+                DOCS.append([text, [[d.id, d.page_content, d.metadata] for d in docs]])
             ids = {d.metadata.get("_passage_id") for d in docs}
             split["recall"] = len(ids & set(q["gold"])) / len(q["gold"])
             out[name].append(split)
@@ -176,14 +180,36 @@ def run_queries(
 ) -> dict[str, Any]:
     warm, measured = questions[: args.warmup], questions[args.warmup :]
     query_loop(store, spy, embedding, warm, args.k)
-    return {"queries": query_loop(store, spy, embedding, measured, args.k)}
+    rss = {"after_warmup": rss_kib()}
+    out = query_loop(store, spy, embedding, measured, args.k)
+    rss["after_queries"] = rss_kib()
+    return {"queries": out, "rss_kib": rss}
+
+
+def rss_kib() -> dict[str, int]:
+    """This process's resident memory now, KiB: all, anonymous (heap) and file-backed (mapped); {} without ``/proc``."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return {}
+    fields = {"VmRSS:": "rss", "RssAnon:": "anon", "RssFile:": "file"}
+    return {fields[p[0]]: int(p[1]) for line in status.splitlines() if (p := line.split()) and p[0] in fields}
 
 
 def run_query(args: argparse.Namespace, store: Any, spy: MilvusSpy, embedding: Any) -> dict[str, Any]:
     questions = json.loads(Path(args.questions).read_text())
     graph, split = timed_call(spy, embedding, lambda: store.graph)
     result: dict[str, Any] = {"graph_build": split, "relations": int(getattr(graph, "n_relations", -1))}
+    result["rss_after_graph_kib"] = rss_kib()
+    if args.first_query:  # questions[0], before the warm-up (under local_search: the held tables are read here)
+        docs, result["first_query"] = timed_call(spy, embedding, lambda: _first_query(store, questions[0], args.k))
+        if DOCS is not None:
+            DOCS.append([questions[0]["question"], [[d.id, d.page_content, d.metadata] for d in docs]])
+        result["rss_after_first_query_kib"] = rss_kib()
     result.update(run_queries(args, store, spy, embedding, questions[1:]))
+    report = getattr(store, "memory_report", None)
+    if report is not None:
+        result["memory_report"] = report().as_dict()
     return result
 
 
@@ -218,8 +244,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--graph-kwargs", help="JSON settings of the graph retriever (working tree only)")
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument(
+        "--local-search", choices=["auto", "on", "off"], help="the store's local_search (default: its own)"
+    )
+    parser.add_argument("--first-query", action="store_true", help="query mode: time the first graph query apart")
+    parser.add_argument("--dump-docs", help="query mode: write every graph query's Documents here (JSON)")
     args = parser.parse_args(argv)
     GRAPH_KWARGS.update(json.loads(args.graph_kwargs or "{}"))
+    global DOCS
+    DOCS = [] if args.dump_docs else None
     sys.path.insert(0, str(Path(args.code).resolve()))
     started = time.perf_counter()
     import langchain_graphrag_milvus
@@ -232,7 +265,9 @@ def main(argv: list[str] | None = None) -> None:
     spy.install()
     embedding = HashEmbedding()
     embedding.intervals = []
-    extra = {"graph_path": args.graph_path} if args.graph_path else {}
+    extra: dict[str, Any] = {"graph_path": args.graph_path} if args.graph_path else {}
+    if args.local_search:
+        extra["local_search"] = args.local_search
     store = MilvusGraphStore(embedding, uri=args.uri, collection_prefix=args.prefix, **extra)
     result: dict[str, Any] = {"package": str(Path(langchain_graphrag_milvus.__file__).parent)}
     try:
@@ -248,6 +283,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         result["client_max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         Path(args.out).write_text(json.dumps(result))
+        if DOCS is not None:
+            Path(args.dump_docs).write_text(json.dumps({"package": result["package"], "docs": DOCS}, default=str))
         store.close()
 
 
