@@ -29,6 +29,7 @@ from langchain_graphrag_milvus.milvus.local_vectors import (
     LOCAL_KINDS,
     IncompleteRead,
     LocalVectors,
+    NowhereToKeep,
     Target,
     VectorTable,
 )
@@ -108,8 +109,10 @@ class GraphVectors:
         fields = ("vector", *HELD_FIELDS[kind])
         if len(missing) <= FETCH_MAX:
             rows = self.reads.fetch(kind, keys_to_ids(missing), fields).values()
-        elif not scan or self.graph_path is None:
-            raise IncompleteRead(f"{len(missing)} rows to read, and no saved index to keep them in")
+        elif self.graph_path is None:  # lasts as long as this graph: remembered by the tables
+            raise NowhereToKeep(f"{len(missing)} rows to read, and no saved index to keep them in")
+        elif not scan:  # a save's check: the next search scans
+            raise IncompleteRead(f"{len(missing)} rows to read, and no scan while saving")
         else:
             scanned.append(kind)
             rows = self.reads.iterate(kind, fields)

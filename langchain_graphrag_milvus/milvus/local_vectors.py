@@ -38,6 +38,7 @@ __all__ = [
     "LocalVectors",
     "LocalMode",
     "IncompleteRead",
+    "NowhereToKeep",
     "local_vectors_for",
 ]
 
@@ -242,6 +243,9 @@ class LocalVectors:
         self._build = threading.Lock()  # one check at a time: two would read the same rows
         self._tables: dict[Kind, tuple[object, VectorTable]] = {}
         self._offered: dict[Kind, list[VectorTable]] = {kind: [] for kind in LOCAL_KINDS}
+        #: Per kind, the source a check could not hold (:class:`NowhereToKeep`): not checked again until it changes.
+        self._refused: dict[Kind, object] = {}
+        self._warned: set[Kind] = set()
 
     def offer(self, kind: Kind, rows: Iterable[Mapping[str, Any]]) -> None:
         """Rows this process wrote (``pk``, ``vector``, held fields): used by the next check instead of a read."""
@@ -274,6 +278,8 @@ class LocalVectors:
         cached = self._tables.get(kind)
         if cached is not None and cached[0] is source:
             return cached[1]
+        if self._refused.get(kind) is source:  # this state cannot be held: Milvus answers, nothing is read again
+            return None
         with self._build:
             return self._check(kind, source, target, fetch)
 
@@ -281,6 +287,8 @@ class LocalVectors:
         cached = self._tables.get(kind)
         if cached is not None and cached[0] is source:  # checked by another thread meanwhile
             return cached[1]
+        if self._refused.get(kind) is source:
+            return None
         wanted = target()
         keys, links = wanted if isinstance(wanted, tuple) else (wanted, None)
         keys = np.asarray(keys, np.uint64)
@@ -291,6 +299,13 @@ class LocalVectors:
             base = cached[1] if cached is not None else VectorTable.empty()
         try:
             table = base.synced(keys, offered, lambda missing: fetch(kind, missing, len(keys)), links)
+        except NowhereToKeep as exc:  # lasts as long as this state: remembered, and said once
+            self._refused[kind] = source
+            if kind not in self._warned:
+                self._warned.add(kind)
+                said = "local_search: %s vectors not held in the client (%s); Milvus searches them; %s"
+                logger.warning(said, kind, exc, "pass graph_path= to hold them (read once, saved there)")
+            table = None
         except Exception as exc:  # a read failed or came back short: Milvus answers this search
             logger.debug("local %s vectors not checked (%s); searching Milvus", kind, exc)
             table = None
@@ -299,6 +314,7 @@ class LocalVectors:
                 self._offered[kind] = offered + self._offered[kind]
             return None
         self._tables[kind] = (source, table)
+        self._refused.pop(kind, None)
         self._keep_early(kind, offered, table)
         return table
 
@@ -332,6 +348,7 @@ class LocalVectors:
         """Drop every table and offered row (the collections were dropped)."""
         with self._lock:
             self._tables.clear()
+            self._refused.clear()
             self._offered = {kind: [] for kind in LOCAL_KINDS}
 
     def held(self) -> tuple[Any, ...]:
@@ -355,6 +372,10 @@ class LocalVectors:
 
 class IncompleteRead(Exception):
     """Milvus did not return every row a table lacks (e.g. a write not yet visible): search Milvus this time."""
+
+
+class NowhereToKeep(IncompleteRead):
+    """More rows to read than a check reads by key, and no saved index to keep a scan in (until the graph changes)."""
 
 
 Fetcher = Callable[[Kind, np.ndarray, int], VectorTable]

@@ -229,3 +229,38 @@ def test_the_entity_scoped_relation_search_is_scored_here(make_store, monkeypatc
         got = a.invoke(query) if mode == "sync" else asyncio.run(a.ainvoke(query))
         assert [d.id for d in got] == [d.id for d in b.invoke(query)]
     assert "relations" not in spy.searches and "entities" not in spy.searches
+
+
+def test_on_without_a_graph_path_says_so_once_and_does_not_check_per_query(
+    make_store: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """More rows to read than a check reads by key, and no graph_path to keep a scan in: Milvus answers.
+
+    Measured on a server at 20k passages: the failed check was not remembered, every query ran it
+    again (0.5 s a query, 20x naive) and said so only at debug level.
+    """
+    import logging
+
+    from langchain_graphrag_milvus.milvus import graph_vectors
+
+    writer = make_store(LexicalEmbeddings(), local_search="off", graph_path=None)
+    writer.add_records(nano_dataset())
+    monkeypatch.setattr(graph_vectors, "FETCH_MAX", 2)  # nano's rows stand for a large store's
+    reader = make_store(LexicalEmbeddings(), prefix=writer.collection_prefix, local_search="on", graph_path=None)
+    cache = reader._graph_cache
+    read_vectors, attempts = cache._read_vectors, list[str]()
+
+    def counted(kind: str, *args: Any) -> Any:
+        attempts.append(kind)
+        return read_vectors(kind, *args)
+
+    monkeypatch.setattr(cache, "_read_vectors", counted)
+    with caplog.at_level(logging.WARNING, logger="langchain_graphrag_milvus"):
+        for _ in range(3):
+            assert_same_as_milvus(reader)
+    said = [r.getMessage() for r in caplog.records if "not held in the client" in r.getMessage()]
+    assert sorted(attempts) == ["entities", "relations"]  # one check per kind, not one per query
+    assert len(said) == 2 and all("graph_path=" in m for m in said)
+    reader.add_records(MORE)  # the graph changed: checked again (the write's rows are offered), and not said again
+    assert_same_as_milvus(reader)
+    assert len([r for r in caplog.records if "not held in the client" in r.getMessage()]) == 2

@@ -11,6 +11,7 @@ from langchain_graphrag_milvus.graph.ids import key_to_id
 from langchain_graphrag_milvus.milvus.local_vectors import (
     IncompleteRead,
     LocalVectors,
+    NowhereToKeep,
     VectorTable,
     local_vectors_for,
 )
@@ -122,6 +123,26 @@ def test_a_table_is_checked_again_only_when_its_source_changes() -> None:
     assert len(calls) == 1
     local.table("entities", object(), target, fetch)
     assert len(calls) == 2
+
+
+def test_a_state_that_cannot_be_held_is_not_checked_again_until_it_changes() -> None:
+    local = LocalVectors(cosine=True)
+    calls: list[int] = []
+
+    def target() -> np.ndarray:
+        calls.append(1)
+        return np.array([1, 2, 3], np.uint64)
+
+    def nowhere(kind, missing, total):
+        raise NowhereToKeep(f"{len(missing)} rows to read, and no saved index to keep them in")
+
+    source = object()
+    assert local.table("relations", source, target, nowhere) is None
+    assert local.table("relations", source, target, nowhere) is None
+    assert len(calls) == 1  # remembered: no key set computed again, nothing read
+    later = object()  # the graph changed: checked again, and held if it can be
+    assert local.table("relations", later, target, lambda k, m, t: _table(m.tolist())) is not None
+    assert len(calls) == 2 and local._refused == {}
 
 
 def test_more_rows_than_max_rows_are_searched_in_milvus() -> None:
