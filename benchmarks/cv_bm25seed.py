@@ -55,7 +55,6 @@ from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense  # noqa: E
 from langchain_graphrag_milvus.retrieval.pair_order import PairParams, pair_order  # noqa: E402
 from langchain_graphrag_milvus.retrieval.sparse_vectors import accumulate, add  # noqa: E402
 from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, WalkSeeds  # noqa: E402
-from langchain_graphrag_milvus.text.clauses import split_clauses  # noqa: E402
 
 SETS = cv_pair.SETS
 BM25_DEPTH = 50  # the hybrid baseline's depth
@@ -159,18 +158,7 @@ def walk_orders(pair: str, cache: Path, embed_cache: Path) -> dict[str, Any]:
         params = WalkParams()
         rows = []
         for q, p, hits in zip(questions, prepared, bm25):
-            seeds = p.seeds
-            parts = split_clauses(q.question) if params.clause_seeds else []
-            if parts:  # the retriever's clause seeds (as cv_pair.py)
-                vecs = store.embedding.embed_documents(parts)
-                found = store.search("passages", [tuple(map(float, v)) for v in vecs], params.passage_seeds)
-                clause = tuple(
-                    (np.asarray(graph.passages.find([h.id for h in per]), np.int32),
-                     np.array([h.score for h in per], np.float32))
-                    for per in found
-                )  # fmt: skip
-                seeds = WalkSeeds(seeds.relation_idx, seeds.relation_scores, seeds.passage_idx, seeds.passage_scores,
-                                  seeds.entity_idx, clause_passages=clause)  # fmt: skip
+            seeds = cv_pair.with_clause_seeds(store, q.question, p.seeds, params)  # the retriever's clause seeds
             b_idx = np.asarray(graph.passages.find([h for h, _ in hits]), np.int64) if hits else np.empty(0, np.int64)
             b_sc = np.array([s for _, s in hits], np.float32)
             ents = seeds.entity_idx.tolist()

@@ -60,6 +60,22 @@ def pair_grid(anchors: tuple[bool, ...] = (True, False)) -> list[PairParams | No
     return out
 
 
+def with_clause_seeds(store: Any, question: str, seeds: WalkSeeds, params: WalkParams) -> WalkSeeds:
+    """``seeds`` with the retriever's clause seeds: each part's top passages share the passage group."""
+    parts = split_clauses(question) if params.clause_seeds else []
+    if not parts:
+        return seeds
+    graph = store.graph
+    vecs = store.embedding.embed_documents(parts)
+    hits = store.search("passages", [tuple(map(float, v)) for v in vecs], params.passage_seeds)
+    clause = tuple(
+        (np.asarray(graph.passages.find([h.id for h in per]), np.int32), np.array([h.score for h in per], np.float32))
+        for per in hits
+    )
+    return WalkSeeds(seeds.relation_idx, seeds.relation_scores, seeds.passage_idx, seeds.passage_scores,
+                     seeds.entity_idx, clause_passages=clause)  # fmt: skip
+
+
 def walk_inputs(pair: str, cache: Path, embed_cache: Path) -> dict[str, Any]:
     """Per question: the walk's order (graph indices), the dense ids, the seeds; and the graph."""
     dataset, source = pair.split(":")
@@ -72,21 +88,7 @@ def walk_inputs(pair: str, cache: Path, embed_cache: Path) -> dict[str, Any]:
         params = WalkParams()
         rows = []
         for q, p in zip(questions, prepared):
-            seeds = p.seeds
-            parts = split_clauses(q.question) if params.clause_seeds else []
-            if parts:  # the retriever's clause seeds: each part's top passages share the passage group
-                vecs = store.embedding.embed_documents(parts)
-                hits = store.search("passages", [tuple(map(float, v)) for v in vecs], params.passage_seeds)
-                clause = tuple(
-                    (
-                        np.asarray(graph.passages.find([h.id for h in per]), np.int32),
-                        np.array([h.score for h in per], np.float32),
-                    )
-                    for per in hits
-                )
-                seeds = WalkSeeds(*(getattr(seeds, f) for f in ("relation_idx", "relation_scores",
-                                                                "passage_idx", "passage_scores", "entity_idx")),
-                                  clause_passages=clause)  # fmt: skip
+            seeds = with_clause_seeds(store, q.question, p.seeds, params)
             walk = ranked_walks(graph, seeds, params, limit=cv.WALK_LIMIT)
             order = walk.order.tolist()
             ents_of = {}
