@@ -15,8 +15,10 @@ parsed by an English pipeline with a tagger, a dependency parser and NER. The ru
   first sentence's ``"is a journal"``); anything else unresolved is dropped;
 * title links: the passage subject ``"mentions"`` each named entity no clause connects it to.
 
-Entity names are normalised: determiners and possessive pronouns stripped, quotes and
-punctuation trimmed, whitespace collapsed, at most :data:`MAX_NAME_TOKENS` tokens.
+Entity names are normalised: determiners and possessive pronouns stripped, double quotes
+removed, punctuation trimmed (a bracket only when its pair is not in the name), whitespace
+collapsed, at most :data:`MAX_NAME_TOKENS` tokens. A title's bracketed qualifier is dropped when
+the text names the rest (``Mark King (musician)`` → ``Mark King``; :func:`title_name`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PassageFacts", "extract_facts", "generic_name", "GENERIC_NAMES", "MAX_NAME_TOKENS"]
+__all__ = ["PassageFacts", "extract_facts", "title_name", "generic_name", "GENERIC_NAMES", "MAX_NAME_TOKENS"]
 
 MAX_NAME_TOKENS = 10
 _SUBJ = {"nsubj", "nsubjpass"}
@@ -39,6 +41,9 @@ _NO_LINK_LABELS = {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE"
 _SPACED_HYPHEN = re.compile(r"(\w) - (\w)")
 _STRIP = " \t\n\"'`“”‘’()[]{},;:.!?-–—"
 _LEAD = "$#>%*|•"  # shell prompts, comment marks, quote marks and bullets before a name
+_DOUBLE_QUOTES = re.compile('["“”]')
+_OPENS = {"(": ")", "[": "]", "{": "}"}
+_CLOSES = {v: k for k, v in _OPENS.items()}
 #: One-word names that say how documentation is laid out, never what it is about (plurals too).
 GENERIC_NAMES = frozenset(
     """self cls use usage method function class module data example note option argument parameter default
@@ -58,14 +63,70 @@ class PassageFacts:
 
 
 def clean_name(text: str) -> str:
-    """A normalised entity name: no leading determiner, trimmed punctuation, single spaces."""
-    words = _SPACED_HYPHEN.sub(r"\1-\2", " ".join(text.split())).lstrip(_LEAD).strip(_STRIP).split(" ")
+    """A normalised entity name: no leading determiner, trimmed punctuation, single spaces.
+
+    Double quotes go wherever they are (``"Nick" Hexum`` → ``Nick Hexum``), and a bracket at
+    either end is trimmed only when the name holds no partner for it (``Mark King (musician)``
+    keeps its ``)``; ``(AAAS)`` → ``AAAS``).
+    """
+    text = " ".join(_DOUBLE_QUOTES.sub(" ", text).split())
+    words = _trim(_SPACED_HYPHEN.sub(r"\1-\2", text).lstrip(_LEAD)).split(" ")
     lead = 0  # leading determiners, the last word kept (an index, not words[1:] again: linear)
     while lead < len(words) - 1 and words[lead].lower() in _DETS:
         lead += 1
-    name = " ".join(words[lead:]).strip(_STRIP)
+    name = _trim(" ".join(words[lead:]))
     if name.endswith(("'s", "’s")):
         name = name[:-2].rstrip()
+    return name
+
+
+def _trim(text: str) -> str:
+    """``text`` without :data:`_STRIP` characters at its ends, a bracket kept where its partner is inside.
+
+    Linear in ``len(text)``: one pass pairs the brackets; trimming only drops unpaired ones or a
+    pair around the whole name, so the pairs found stay the window's pairs.
+    """
+    opens = _pairs(text)
+    closes = {close: open_ for open_, close in opens.items()}
+    start, end = 0, len(text)
+    while start < end:
+        first, last = text[start], text[end - 1]
+        if opens.get(start) == end - 1:  # "(AAAS)": the whole name in brackets
+            start, end = start + 1, end - 1
+        elif first in _STRIP and start not in opens:
+            start += 1
+        elif last in _STRIP and end - 1 not in closes:
+            end -= 1
+        else:
+            break
+    return text[start:end]
+
+
+def _pairs(text: str) -> dict[int, int]:
+    """Index of each bracket that opens a pair → index of the bracket that closes it."""
+    stacks: dict[str, list[int]] = {opener: [] for opener in _OPENS}
+    pairs: dict[int, int] = {}
+    for at, ch in enumerate(text):
+        if ch in _OPENS:
+            stacks[ch].append(at)
+        elif ch in _CLOSES and stacks[_CLOSES[ch]]:
+            pairs[stacks[_CLOSES[ch]].pop()] = at
+    return pairs
+
+
+def title_name(title: str, body: str) -> str:
+    """The passage subject a title names: ``Mark King (musician)`` → ``Mark King`` when the body says ``Mark King``.
+
+    A trailing bracketed qualifier (Wikipedia's disambiguation, ``Freak Out (311 song)``) is
+    dropped when the rest of the title occurs in the passage's own text, so the subject is the
+    name the text, the other passages and a question use; otherwise the title is kept whole.
+    """
+    name = clean_name(title)
+    cut = name.rfind(" (")
+    base, qualifier = name[:cut].strip(), name[cut + 2 : -1]
+    if name.endswith(")") and cut > 0 and qualifier and not set("()") & set(qualifier) and len(base) > 1:
+        if base in body:
+            return clean_name(base)
     return name
 
 
@@ -84,7 +145,7 @@ class _Passage:
         self.doc = doc
         self.ent_of: dict[int, Any] = {t.i: e for e in doc.ents for t in e}
         self.chunk_of: dict[int, Any] = {t.i: c for c in doc.noun_chunks for t in c}
-        self.subject = clean_name(title) if title else None
+        self.subject = title_name(title, doc.text) if title else None
         self.subject_label: str | None = None
         first = next(iter(doc.sents), None)
         if self.subject is None and first is not None:

@@ -21,7 +21,7 @@ from langchain_core.exceptions import OutputParserException
 
 from langchain_graphrag_milvus.ingest import markup_scan
 from langchain_graphrag_milvus.ingest.markup import _ARGS, _ATX, clean_markup, looks_like_markup
-from langchain_graphrag_milvus.ingest.offline_rules import clean_name
+from langchain_graphrag_milvus.ingest.offline_rules import clean_name, title_name
 from langchain_graphrag_milvus.ingest.triplets import parse_extraction
 from langchain_graphrag_milvus.retrieval.linearize import split_sentences
 
@@ -149,3 +149,35 @@ def test_sentences_of_many_initials() -> None:
 def test_name_of_many_determiners() -> None:
     assert clean_name("the " * (LONG // 4) + "Basel") == "Basel"
     assert clean_name("the the") == "the"
+
+
+def test_name_of_many_brackets_and_quotes() -> None:
+    # each end bracket is checked against the brackets left inside: counted once, not rescanned
+    assert clean_name("(" * LONG) == ""
+    assert clean_name("(" * LONG + "a" + ")" * LONG) == "a"
+    assert clean_name("(a)" * (LONG // 3)) == "(a)" * (LONG // 3)
+    assert clean_name(")" * LONG + "x" + "(" * LONG) == "x"
+    assert clean_name('"' * LONG + "Nick" + '" Hexum' * 3) == "Nick Hexum Hexum Hexum"
+    assert title_name("Mark King" + " (x" * (N // 3) + ")", "Mark King") == "Mark King" + " (x" * (N // 3) + ")"
+
+
+def _balanced(name: str) -> bool:
+    stack: list[str] = []
+    for ch in name:
+        if ch in "([{":
+            stack.append({"(": ")", "[": "]", "{": "}"}[ch])
+        elif ch in ")]}" and (not stack or stack.pop() != ch):
+            return False
+    return not stack
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet="ab (){}[]\"“”'.,:-", max_size=24))
+def test_a_name_keeps_its_bracket_pairs(text: str) -> None:
+    name = clean_name(text)
+    assert not set('"“”') & set(name)
+    assert name == name.strip()
+    if _balanced(text):
+        assert _balanced(name), (text, name)  # trimming never leaves half a pair
+    if name[:1] in "([{":
+        assert _balanced(name) or name.count(name[0]) > 0  # kept only when it has a partner inside
