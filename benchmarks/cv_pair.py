@@ -19,6 +19,7 @@ import argparse
 import json
 import pickle
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +44,31 @@ COVERS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)
 SETS = ["musique100:given", "musique100:offline", "hotpotqa100:offline"]
 
 
-def pair_grid(anchors: tuple[bool, ...] = (True, False)) -> list[PairParams | None]:
+def pair_grid(
+    anchors: tuple[bool, ...] = (True, False),
+    windows: tuple[int, ...] = (3, 4, 5),
+    abouts: tuple[float, ...] = (),
+    about_modes: tuple[str, ...] = ("count", "share"),
+) -> list[PairParams | None]:
     """None (no pair step) and every pair setting, simplest first (a tie goes to the earlier one).
 
-    ``anchors``: the ``keep_first`` values searched.
+    ``anchors``: the ``keep_first`` values searched; ``windows``: the windows; ``abouts``: the non-zero
+    ``about`` weights, each with every ``about_modes`` (all after the settings without the term, so a tie
+    goes to a setting without it). The defaults give the grid of the README's pair-step table.
     """
     out: list[PairParams | None] = [None]
-    for first in anchors:
-        for m in (3, 4, 5):
-            for cover in COVERS[1:]:
-                out.append(PairParams(window=m, bridge=0.0, cover=cover, keep_first=first))
-            for mode in ("shared", "main"):
-                for bridge in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 10.0):
-                    for cover in COVERS:
-                        out.append(PairParams(window=m, bridge=bridge, cover=cover, bridge_mode=mode, keep_first=first))
+    terms = [(0.0, "count")] + [(a, mode) for mode in about_modes for a in abouts if a]
+    for about, about_mode in terms:
+        for first in anchors:
+            for m in windows:
+
+                def setting(bridge: float, cover: float, mode: str = "main") -> PairParams:
+                    return PairParams(m, bridge, cover, mode, first, about, about_mode)  # noqa: B023
+
+                out += [setting(0.0, cover) for cover in COVERS[int(not about) :]]  # about alone: with the term
+                for mode in ("shared", "main"):
+                    for bridge in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 10.0):
+                        out += [setting(bridge, cover, mode) for cover in COVERS]
     return out
 
 
@@ -102,15 +114,22 @@ def walk_inputs(pair: str, cache: Path, embed_cache: Path) -> dict[str, Any]:
         store.close()
 
 
-def run(data: dict[str, Any], setting: PairParams | None) -> np.ndarray:
-    """Per-question R@2, R@5 of the default ranking with this pair step (None: without)."""
+def run(data: dict[str, Any], setting: PairParams | None, memo: dict[tuple[int, ...], list[str]]) -> np.ndarray:
+    """Per-question R@2, R@5 of the default ranking with this pair step (None: without).
+
+    ``memo``: the final ranking of (question, first two passages) — the pair step's output is the walk's
+    order with those two moved to the top, so they determine it.
+    """
     variant = cv.default_variant()
     out = []
-    for order0, dense, ents, ents_of, ids in data["rows"]:
+    for i, (order0, dense, ents, ents_of, ids) in enumerate(data["rows"]):
         order = order0
         if setting is not None:
             order = pair_order(order, ents_of.__getitem__, ents, setting)
-        out.append(cv.finish(_Passages(dict(zip(order0, ids))), order, dense, variant, linked=bool(ents)))
+        key = (i, *order[:2])
+        if key not in memo:
+            memo[key] = cv.finish(_Passages(dict(zip(order0, ids))), order, dense, variant, linked=bool(ents))
+        out.append(memo[key])
     return cv.recalls(data["questions"], out)
 
 
@@ -134,6 +153,80 @@ def folds_mod(n: int, k: int) -> list[np.ndarray]:
     return [np.arange(i, n, k) for i in range(k)]
 
 
+def choose(sets: dict[str, dict[str, Any]], candidates: Iterable[int], fitted: Sequence[str], k: int) -> list[int]:
+    """Per fold, the setting (grid index among ``candidates``) with the best mean lift over naive on the other folds.
+
+    The lift is the mean of R@2 and R@5 over the training questions minus naive's, averaged over the
+    ``fitted`` sets; a tie goes to the earlier candidate.
+    """
+    candidates = list(candidates)
+    chosen = []
+    for i in range(k):
+        best: tuple[float, int] | None = None
+        for v in candidates:
+            train = []
+            for name in fitted:
+                s = sets[name]
+                mask = np.ones(len(s["questions"]), bool)
+                mask[folds_mod(len(s["questions"]), k)[i]] = False
+                train.append(float(s["runs"][v][mask].mean() - s["naive"][mask].mean()))
+            score = float(np.mean(train))
+            if best is None or score > best[0] + 1e-9:
+                best = (score, v)
+        assert best is not None
+        chosen.append(best[1])
+    return chosen
+
+
+def held_out(s: dict[str, Any], chosen: Sequence[int], k: int) -> np.ndarray:
+    """Per-question recalls, each question ranked with the setting its fold's training folds chose."""
+    held = np.zeros_like(s["naive"])
+    for i, f in enumerate(folds_mod(len(s["questions"]), k)):
+        held[f] = s["runs"][chosen[i]][f]
+    return held
+
+
+def lost(s: dict[str, Any], runs: np.ndarray, j: int) -> list[str]:
+    """Ids of the questions where ``runs`` recall less than naive at ``cv.KS[j]``."""
+    return [s["questions"][i].id for i in np.flatnonzero(runs[:, j] < s["naive"][:, j])]
+
+
+def print_losses(sets: dict[str, dict[str, Any]], grid: list[PairParams | None], chosen: list[int], k: int) -> None:
+    """Losses against naive (R@2 count; R@5 count and ids): walk only, CV-chosen (held out), pair default."""
+    fixed = grid.index(PairParams()) if PairParams() in grid else 0
+    for pair, s in sets.items():
+        for label, runs in (("walk only", s["runs"][0]), ("CV pair", held_out(s, chosen, k)),
+                            ("pair default", s["runs"][fixed])):  # fmt: skip
+            r5 = lost(s, runs, 1)
+            print(f"losses vs naive, {pair}, {label}: R@2 {len(lost(s, runs, 0))}, R@5 {len(r5)} {r5}")  # noqa: T201
+
+
+def compare_base(
+    sets: dict[str, dict[str, Any]], grid: list[PairParams | None], base: list[int], chosen: list[int], k: int
+) -> list[str]:
+    """The extended grid's held-out recall against the README grid's (both cross-validated in this run)."""
+    print("README grid's folds chose:", [repr(grid[c]) for c in base])  # noqa: T201
+    print("| set | fold | n | naive R@2 / R@5 | CV, README grid | CV, extended grid | README grid − naive |"  # noqa: T201
+          " extended − naive |")  # fmt: skip
+    print("|---" * 8 + "|")  # noqa: T201
+    for pair, s in sets.items():
+        a, b = held_out(s, base, k), held_out(s, chosen, k)
+        for i, f in enumerate(folds_mod(len(s["questions"]), k)):
+            _row(pair, str(i), len(f), *(100 * x[f].mean(axis=0) for x in (s["naive"], a, b)))
+        _row(pair, "all", len(s["questions"]), *(100 * x.mean(axis=0) for x in (s["naive"], a, b)))
+    for pair, s in sets.items():
+        a, b = held_out(s, base, k), held_out(s, chosen, k)
+        cells = []
+        for j, at in enumerate(cv.KS):
+            wins = [s["questions"][i].id for i in np.flatnonzero(b[:, j] > a[:, j])]
+            losses = [s["questions"][i].id for i in np.flatnonzero(b[:, j] < a[:, j])]
+            cells.append(f"R@{at} extended better {len(wins)} {wins}, worse {len(losses)} {losses}")
+        r5 = (lost(s, a, 1), lost(s, b, 1))
+        print(f"per question, {pair}: " + "; ".join(cells))  # noqa: T201
+        print(f"R@5 losses vs naive, {pair}: README grid {len(r5[0])} {r5[0]}, extended {len(r5[1])} {r5[1]}")  # noqa: T201
+    return [repr(grid[c]) for c in base]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every setting on every set, cross-validate, print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -144,9 +237,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep-first-only", action="store_true", help="search only keep_first=True settings")
+    ap.add_argument("--windows", nargs="*", type=int, default=[3, 4, 5], help="the windows searched")
+    ap.add_argument("--abouts", nargs="*", type=float, default=[], help="non-zero about weights searched (0: off)")
+    ap.add_argument("--about-modes", nargs="*", default=["count", "share"], choices=["count", "share"])
     args = ap.parse_args(argv)
     embed = dict(s.split("=", 1) for s in args.embed_cache)
-    grid = pair_grid((True,) if args.keep_first_only else (True, False))
+    anchors = (True,) if args.keep_first_only else (True, False)
+    grid = pair_grid(anchors, tuple(args.windows), tuple(args.abouts), tuple(args.about_modes))
+    position = {g: v for v, g in enumerate(grid)}
+    base_grid = [position[g] for g in pair_grid(anchors)]  # the README table's grid: a subset, in the same order
     sets: dict[str, dict[str, Any]] = {}
     for pair in args.sets + args.report_sets:
         source = pair.split(":")[1]
@@ -158,25 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             data = walk_inputs(pair, args.cache_dir, Path(embed.get(base, args.cache_dir)))
             cached.write_bytes(pickle.dumps(data))
         data["naive"] = cv.recalls(data["questions"], [row[1][: max(cv.KS)] for row in data["rows"]])
-        data["runs"] = [run(data, g) for g in grid]
+        memo: dict[tuple[int, ...], list[str]] = {}
+        data["runs"] = [run(data, g, memo) for g in grid]
         sets[pair] = data
     k = args.folds
-    chosen: list[int] = []
-    for i in range(k):
-        best: tuple[float, int] | None = None
-        for v in range(len(grid)):
-            train = []
-            for name, s in sets.items():
-                if name in args.report_sets:
-                    continue
-                mask = np.ones(len(s["questions"]), bool)
-                mask[folds_mod(len(s["questions"]), k)[i]] = False
-                train.append(float(s["runs"][v][mask].mean() - s["naive"][mask].mean()))
-            score = float(np.mean(train))
-            if best is None or score > best[0] + 1e-9:
-                best = (score, v)
-        assert best is not None
-        chosen.append(best[1])
+    fitted_names = [name for name in sets if name not in args.report_sets]
+    chosen = choose(sets, range(len(grid)), fitted_names, k)
     report: dict[str, Any] = {"choices": [repr(grid[c]) for c in chosen]}
     print("folds chose:", [repr(grid[c]) for c in chosen])  # noqa: T201
     head = "| set | fold | n | naive R@2 / R@5 | walk only | CV-chosen pair step | pair default |"
@@ -206,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{pair}={100 * (s['runs'][v].mean(axis=0) - s['naive'].mean(axis=0))}" for pair, s in sets.items()
         )
         print(f"all-data: {grid[v]!r} {lifts}", file=sys.stderr)  # noqa: T201
+    print_losses(sets, grid, chosen, k)
+    if len(base_grid) < len(grid):
+        report["base_choices"] = compare_base(sets, grid, choose(sets, base_grid, fitted_names, k), chosen, k)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0

@@ -8,6 +8,7 @@ passages of the walk's order and moves to the top the pair ``(a, b)`` that maxim
 
     bridge · [a and b share an entity the query does not name]
     + cover · (share of the query's entities that a or b mentions)
+    + about · (number, or share, of the query's entities that a or b is about)
     − (rank of a + rank of b)                       (ranks 0-based in the walk's order)
 
 so ``bridge`` and ``cover`` are in units of rank positions: a pair further down replaces the
@@ -58,6 +59,10 @@ class PairParams:
             ``"main"``: only one that is a main entity of one of the two passages
             (:func:`main_entities`: the passage is about it).
         keep_first: The walk's first passage stays first; only the second place is chosen.
+        about: Rank positions each query entity that one of the two passages is about
+            (:func:`main_entities`) is worth (0: the term is off).
+        about_mode: ``"count"``: ``about`` per such entity; ``"share"``: ``about`` times their
+            share of the query's entities.
     """
 
     window: int = 4
@@ -65,6 +70,8 @@ class PairParams:
     cover: float = 3.0
     bridge_mode: str = "main"
     keep_first: bool = True
+    about: float = 0.0
+    about_mode: str = "count"
 
 
 def main_entities(counts: Mapping[int, int]) -> set[int]:
@@ -85,11 +92,16 @@ def pair_score(
     ca, cb = entities
     ea, eb = set(ca), set(cb)
     shared = (ea & eb) - query
+    mains = main_entities(ca) | main_entities(cb) if params.bridge_mode == "main" or params.about else set()
     if params.bridge_mode == "main":
-        shared &= main_entities(ca) | main_entities(cb)
+        shared &= mains
     bridged = bool(shared)
     covered = len(query & (ea | eb)) / len(query) if query else 0.0
-    return params.bridge * bridged + params.cover * covered - (ranks[0] + ranks[1])
+    score = params.bridge * bridged + params.cover * covered - (ranks[0] + ranks[1])
+    if params.about and query:  # 0: the term is off (the score is exactly the one without it)
+        about = len(query & mains)
+        score += params.about * (about / len(query) if params.about_mode == "share" else about)
+    return score
 
 
 def pair_order(
@@ -101,7 +113,7 @@ def pair_order(
         order: The walk's order, best first (distinct items).
         entities_of: A passage's entities (graph indices) → how many of its relations each is in.
         query_entities: The query's entity seeds (empty: ``order`` unchanged).
-        params: The window and the two weights.
+        params: The window and the weights.
 
     Returns:
         A permutation of ``order`` that differs at most in its first ``params.window`` places.

@@ -35,6 +35,50 @@ def test_main_mode_needs_the_bridge_to_be_what_a_passage_is_about() -> None:
     assert pair_score((0, 1), weak, {1}, main) == -1
 
 
+def test_about_counts_the_query_entities_a_passage_of_the_pair_is_about() -> None:
+    count = PairParams(bridge=0.0, cover=0.0, about=1.5)
+    share = PairParams(bridge=0.0, cover=0.0, about=1.5, about_mode="share")
+    # the query names 1 and 7: passage 10 is about 1 (and mentions 7), passage 13 is about 7
+    assert pair_score((0, 3), (ENTS[10], ENTS[13]), {1, 7}, count) == 1.5 * 2 - 3
+    assert pair_score((0, 3), (ENTS[10], ENTS[13]), {1, 7}, share) == 1.5 * 1.0 - 3
+    # mentioning is not enough: 11 mentions 1 but is about 8, 12 is about 9
+    assert pair_score((1, 2), (ENTS[11], ENTS[12]), {1, 8}, count) == 1.5 * 1 - 3
+    assert pair_score((1, 2), (ENTS[11], ENTS[12]), {1, 8}, share) == 1.5 * 0.5 - 3
+    assert pair_score((2, 4), (ENTS[12], ENTS[14]), {1, 8}, count) == -6
+    # an entity both passages are about counts once
+    assert pair_score((0, 1), ({1: 2}, {1: 3, 5: 1}), {1, 5}, count) == 1.5 - 1
+
+
+def test_about_zero_is_the_score_without_the_term() -> None:
+    query = {1, 7, 8}
+    for ranks, a, b in (((0, 1), 10, 11), ((0, 3), 10, 13), ((1, 4), 11, 14), ((2, 3), 12, 13)):
+        for mode in ("shared", "main"):
+            old = PairParams(bridge=2.5, cover=3.0, bridge_mode=mode)
+            for about_mode in ("count", "share"):
+                off = PairParams(bridge=2.5, cover=3.0, bridge_mode=mode, about=0.0, about_mode=about_mode)
+                assert pair_score(ranks, (ENTS[a], ENTS[b]), query, off) == pair_score(
+                    ranks, (ENTS[a], ENTS[b]), query, old
+                )
+    assert PairParams().about == 0.0
+
+
+def test_the_passage_about_the_second_query_entity_moves_up_from_beyond_the_top_five() -> None:
+    # query names 1 and 2; 20 is about 1, 21-24 mention both (about neither), 25 is about 2 (6th)
+    ents = {20: {1: 3, 2: 1}, 21: {1: 1, 2: 1, 6: 2}, 22: {1: 1, 2: 1, 6: 2}, 23: {9: 2, 2: 1}, 24: {9: 2, 1: 1},
+            25: {2: 4, 3: 1}}  # fmt: skip
+    order = [20, 21, 22, 23, 24, 25, 26]
+    of = lambda p: ents.get(p, {})  # noqa: E731
+    without = PairParams(window=6, bridge=0.0, cover=3.0)
+    assert pair_order(order, of, [1, 2], without) == order  # every pair with 20 covers both: the walk's second stays
+    with_about = PairParams(window=6, bridge=0.0, cover=3.0, about=4.5)  # 4.5 > 5 - 1 ranks further down
+    out = pair_order(order, of, [1, 2], with_about)
+    assert out == [20, 25, 21, 22, 23, 24, 26]  # into the top five: R@5 can change when the window is over 5
+    assert pair_order(order, of, [1, 2], PairParams(window=6, bridge=0.0, cover=3.0, about=4.0)) == order  # a tie
+    assert pair_order(order, of, [1, 2], PairParams(window=5, bridge=0.0, cover=3.0, about=9.0)) == order  # 25 outside
+    share = PairParams(window=6, bridge=0.0, cover=3.0, about=9.0, about_mode="share")  # 9 × 1/2 = 4.5
+    assert pair_order(order, of, [1, 2], share) == out
+
+
 def test_a_bridged_pair_further_down_moves_up_when_it_outweighs_its_ranks() -> None:
     order = [10, 11, 12, 13, 14]
     assert pair_order(order, ENTS.__getitem__, [1], PairParams(window=5, bridge=2.5, cover=0.0)) == [10, 13, 11, 12, 14]
