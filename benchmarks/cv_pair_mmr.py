@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
 import cv_pair  # noqa: E402
-from cv_pair import cv, folds_mod, held_out, lost  # noqa: E402
+import cv_ranking as cv  # noqa: E402
+from cv_pair import folds_mod, held_out, lost  # noqa: E402
 
 import langchain_graphrag_milvus.retrieval.pair_order as po  # noqa: E402
 from langchain_graphrag_milvus.retrieval.pair_order import PairParams  # noqa: E402
@@ -87,7 +88,7 @@ def redundancy_scorer(base: Scorer, weight: float, threshold: float = 0.0) -> Sc
 def scored_by(weight: float, threshold: float = 0.0) -> Iterator[None]:
     """``pair_order`` scores pairs with the redundancy penalty inside the block; restored after."""
     original = po.pair_score
-    po.pair_score = redundancy_scorer(original, weight, threshold)
+    po.pair_score = redundancy_scorer(original, weight, threshold)  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -171,7 +172,8 @@ def lift(s: dict[str, Any], runs: np.ndarray) -> str:
 
 def gold_cosines(data: dict[str, Any], window: int = 4) -> tuple[list[float], list[float]]:
     """Where the walk's first passage is gold: its cosine with the others of the first ``window``, gold / not."""
-    gold, other = [], []
+    gold: list[float] = []
+    other: list[float] = []
     for q, (order, _, _, ents_of, ids) in zip(data["questions"], data["rows"]):
         wanted = set(q.gold_passage_ids)
         if not order or ids[0] not in wanted:
