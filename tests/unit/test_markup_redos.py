@@ -159,6 +159,9 @@ def test_name_of_many_brackets_and_quotes() -> None:
     assert clean_name(")" * LONG + "x" + "(" * LONG) == "x"
     assert clean_name('"' * LONG + "Nick" + '" Hexum' * 3) == "Nick Hexum Hexum Hexum"
     assert title_name("Mark King" + " (x" * (N // 3) + ")", "Mark King") == "Mark King" + " (x" * (N // 3) + ")"
+    # the word search: a 200-character rest against a text that holds it at every position, touching letters
+    assert title_name("a" * 200 + " (x)", "a" * N) == "a" * 200 + " (x)"
+    assert title_name("a" * 200 + " (x)", "a" * N + " " + "a" * 200) == "a" * 200
 
 
 def _balanced(name: str) -> bool:

@@ -99,6 +99,10 @@ def test_a_qualified_title_names_what_the_text_calls_it(extractor) -> None:
     assert title_name("Installation (Linux)", "Run make and copy the binary.") == "Installation (Linux)"
     assert title_name("ls(1)", "ls lists files.") == "ls(1)"
     assert title_name("(film)", "A film.") == "film"
+    # the rest of the title as a whole word of the text, not inside another word
+    assert title_name("Art (painting)", "Artists paint.") == "Art (painting)"
+    assert title_name("Art (painting)", "Art is old.") == "Art"
+    assert title_name("Art (painting)", "Pop-Art, 1960.") == "Art"
     # a nickname in quotes: the name the question uses, with no stray quote
     hexum = {"title": "Nick Hexum", "text": 'Nicholas Lofton "Nick" Hexum (born April 12, 1970) is an American singer.'}
     assert ("Nick Hexum", "is", "American singer") in triplets(extractor, hexum)
