@@ -195,38 +195,6 @@ def final(ids: list[str], row: dict[str, Any], merge: Merge, k: int = max(cv.KS)
     return list(dict.fromkeys(ids + list(dense[:k])))[:k]
 
 
-def folds_mod(n: int, k: int) -> list[np.ndarray]:
-    """Question i in fold i mod k."""
-    return [np.arange(i, n, k) for i in range(k)]
-
-
-def choose(sets: dict[str, Any], cand: list[int], k: int) -> list[int]:
-    """Per fold, the candidate (index into the runs) with the best pooled mean R@2+R@5 lift on the other folds."""
-    chosen = []
-    for i in range(k):
-        best: tuple[float, int] | None = None
-        for v in cand:
-            train = []
-            for s in sets.values():
-                mask = np.ones(len(s["questions"]), bool)
-                mask[folds_mod(len(s["questions"]), k)[i]] = False
-                train.append(float(s["runs"][v][mask].mean() - s["naive"][mask].mean()))
-            score = float(np.mean(train))
-            if best is None or score > best[0] + 1e-9:
-                best = (score, v)
-        assert best is not None
-        chosen.append(best[1])
-    return chosen
-
-
-def held_out(s: dict[str, Any], chosen: list[int], k: int) -> np.ndarray:
-    """Per question, the recalls of the setting its fold's choice."""
-    out = np.zeros_like(s["naive"])
-    for i, f in enumerate(folds_mod(len(s["questions"]), k)):
-        out[f] = s["runs"][chosen[i]][f]
-    return out
-
-
 def fmt(x: np.ndarray, naive: np.ndarray) -> str:
     """``lift R@2 / lift R@5`` in points."""
     d = 100 * (x.mean(axis=0) - naive.mean(axis=0))
@@ -268,15 +236,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     report: dict[str, Any] = {"grids": {}}
     for name, cand in grids.items():
-        chosen = choose(sets, cand, k)
+        chosen = cv_pair.choose(sets, cand, list(sets), k)
         print(f"\n{name} ({len(cand)} settings): folds chose {[settings[c] for c in chosen]}")  # noqa: T201
         print("| set | fold | n | naive R@2 / R@5 | default − naive | CV-chosen − naive |")  # noqa: T201
         print("|---|---|---|---|---|---|")  # noqa: T201
         report["grids"][name] = {"choices": [repr(settings[c]) for c in chosen]}
         for pair, s in sets.items():
             n = len(s["questions"])
-            ho = held_out(s, chosen, k)
-            for i, f in enumerate(folds_mod(n, k)):
+            ho = cv_pair.held_out(s, chosen, k)
+            for i, f in enumerate(cv_pair.folds_mod(n, k)):
                 nv = 100 * s["naive"][f].mean(axis=0)
                 cells = [pair, str(i), str(len(f)), f"{nv[0]:.1f} / {nv[1]:.1f}",
                          fmt(s["runs"][default][f], s["naive"][f]), fmt(ho[f], s["naive"][f])]  # fmt: skip

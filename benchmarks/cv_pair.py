@@ -201,35 +201,8 @@ def print_losses(sets: dict[str, dict[str, Any]], grid: list[PairParams | None],
             print(f"losses vs naive, {pair}, {label}: R@2 {len(lost(s, runs, 0))}, R@5 {len(r5)} {r5}")  # noqa: T201
 
 
-def compare_base(
-    sets: dict[str, dict[str, Any]], grid: list[PairParams | None], base: list[int], chosen: list[int], k: int
-) -> list[str]:
-    """The extended grid's held-out recall against the README grid's (both cross-validated in this run)."""
-    print("README grid's folds chose:", [repr(grid[c]) for c in base])  # noqa: T201
-    print("| set | fold | n | naive R@2 / R@5 | CV, README grid | CV, extended grid | README grid − naive |"  # noqa: T201
-          " extended − naive |")  # fmt: skip
-    print("|---" * 8 + "|")  # noqa: T201
-    for pair, s in sets.items():
-        a, b = held_out(s, base, k), held_out(s, chosen, k)
-        for i, f in enumerate(folds_mod(len(s["questions"]), k)):
-            _row(pair, str(i), len(f), *(100 * x[f].mean(axis=0) for x in (s["naive"], a, b)))
-        _row(pair, "all", len(s["questions"]), *(100 * x.mean(axis=0) for x in (s["naive"], a, b)))
-    for pair, s in sets.items():
-        a, b = held_out(s, base, k), held_out(s, chosen, k)
-        cells = []
-        for j, at in enumerate(cv.KS):
-            wins = [s["questions"][i].id for i in np.flatnonzero(b[:, j] > a[:, j])]
-            losses = [s["questions"][i].id for i in np.flatnonzero(b[:, j] < a[:, j])]
-            cells.append(f"R@{at} extended better {len(wins)} {wins}, worse {len(losses)} {losses}")
-        r5 = (lost(s, a, 1), lost(s, b, 1))
-        print(f"per question, {pair}: " + "; ".join(cells))  # noqa: T201
-        print(f"R@5 losses vs naive, {pair}: README grid {len(r5[0])} {r5[0]}, extended {len(r5[1])} {r5[1]}")  # noqa: T201
-    return [repr(grid[c]) for c in base]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run every setting on every set, cross-validate, print the tables."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def common_args(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The arguments every pair-step cross-validation takes (this script's and its experiments')."""
     ap.add_argument("--cache-dir", type=Path, required=True)
     ap.add_argument("--embed-cache", action="append", default=[], help="source=DIR (given=..., offline=...)")
     ap.add_argument("--sets", nargs="*", default=SETS)
@@ -238,6 +211,55 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep-first-only", action="store_true", help="search only keep_first=True settings")
     ap.add_argument("--windows", nargs="*", type=int, default=[3, 4, 5], help="the windows searched")
+    return ap
+
+
+def versus(
+    sets: dict[str, dict[str, Any]], base: Sequence[int], chosen: Sequence[int], k: int, columns: tuple[str, ...]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Print the held-out table of two choices (per fold and all; ``columns``: the 4 header cells after naive's).
+
+    Returns each set's held-out recalls under ``base`` and under ``chosen``.
+    """
+    print("| set | fold | n | naive R@2 / R@5 | " + " | ".join(columns) + " |")  # noqa: T201
+    print("|---" * 8 + "|")  # noqa: T201
+    out = {}
+    for pair, s in sets.items():
+        a, b = out[pair] = held_out(s, base, k), held_out(s, chosen, k)
+        for i, f in enumerate(folds_mod(len(s["questions"]), k)):
+            _row(pair, str(i), len(f), *(100 * x[f].mean(axis=0) for x in (s["naive"], a, b)))
+        _row(pair, "all", len(s["questions"]), *(100 * x.mean(axis=0) for x in (s["naive"], a, b)))
+    return out
+
+
+def question_cells(s: dict[str, Any], a: np.ndarray, b: np.ndarray, word: str) -> str:
+    """Per cutoff, the questions ``b`` recalls more / less of than ``a`` ("R@2 {word}better n [ids], worse ...")."""
+    cells = []
+    for j, at in enumerate(cv.KS):
+        wins = [s["questions"][i].id for i in np.flatnonzero(b[:, j] > a[:, j])]
+        losses = [s["questions"][i].id for i in np.flatnonzero(b[:, j] < a[:, j])]
+        cells.append(f"R@{at} {word}better {len(wins)} {wins}, worse {len(losses)} {losses}")
+    return "; ".join(cells)
+
+
+def compare_base(
+    sets: dict[str, dict[str, Any]], grid: list[PairParams | None], base: list[int], chosen: list[int], k: int
+) -> list[str]:
+    """The extended grid's held-out recall against the README grid's (both cross-validated in this run)."""
+    print("README grid's folds chose:", [repr(grid[c]) for c in base])  # noqa: T201
+    columns = ("CV, README grid", "CV, extended grid", "README grid − naive", "extended − naive")
+    for pair, (a, b) in versus(sets, base, chosen, k, columns).items():
+        s = sets[pair]
+        r5 = (lost(s, a, 1), lost(s, b, 1))
+        print(f"per question, {pair}: " + question_cells(s, a, b, "extended "))  # noqa: T201
+        print(f"R@5 losses vs naive, {pair}: README grid {len(r5[0])} {r5[0]}, extended {len(r5[1])} {r5[1]}")  # noqa: T201
+    return [repr(grid[c]) for c in base]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every setting on every set, cross-validate, print the tables."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    common_args(ap)
     ap.add_argument("--abouts", nargs="*", type=float, default=[], help="non-zero about weights searched (0: off)")
     ap.add_argument("--about-modes", nargs="*", default=["count", "share"], choices=["count", "share"])
     args = ap.parse_args(argv)

@@ -196,15 +196,8 @@ def summary(rows: Sequence[tuple[float, bool]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the grid on every set, cross-validate with and without the IDF modes, print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache-dir", type=Path, required=True)
-    ap.add_argument("--embed-cache", action="append", default=[], help="source=DIR (given=..., offline=...)")
-    ap.add_argument("--sets", nargs="*", default=cv_pair.SETS)
-    ap.add_argument("--report-sets", nargs="*", default=[], help="sets scored with the folds' choices, not fitted")
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--keep-first-only", action="store_true", help="search only keep_first=True settings")
-    ap.add_argument("--windows", nargs="*", type=int, default=[3, 4, 5])
+    cv_pair.common_args(ap)
     ap.add_argument("--modes", nargs="*", default=list(IDF_MODES), choices=IDF_MODES)
-    ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     embed = dict(s.split("=", 1) for s in args.embed_cache)
     anchors = (True,) if args.keep_first_only else (True, False)

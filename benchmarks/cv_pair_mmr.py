@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import cv_pair  # noqa: E402
 import cv_ranking as cv  # noqa: E402
-from cv_pair import folds_mod, held_out, lost  # noqa: E402
+from cv_pair import held_out, lost  # noqa: E402
 
 import langchain_graphrag_milvus.retrieval.pair_order as po  # noqa: E402
 from langchain_graphrag_milvus.retrieval.pair_order import PairParams  # noqa: E402
@@ -186,16 +186,9 @@ def gold_cosines(data: dict[str, Any], window: int = 4) -> tuple[list[float], li
 def main(argv: list[str] | None = None) -> int:
     """Run the grid on every set, cross-validate with and without the term, print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache-dir", type=Path, required=True)
-    ap.add_argument("--embed-cache", action="append", default=[], help="source=DIR (given=..., offline=...)")
-    ap.add_argument("--sets", nargs="*", default=cv_pair.SETS)
-    ap.add_argument("--report-sets", nargs="*", default=[], help="sets scored with the folds' choices, not fitted")
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--keep-first-only", action="store_true", help="search only keep_first=True settings")
-    ap.add_argument("--windows", nargs="*", type=int, default=[3, 4, 5])
+    cv_pair.common_args(ap)
     ap.add_argument("--redundancies", nargs="*", type=float, default=list(REDUNDANCIES))
     ap.add_argument("--thresholds", nargs="*", type=float, default=[0.0], help="0: plain cos; τ: cos over τ")
-    ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     assert args.redundancies[0] == 0.0, "redundancy 0 first: the baseline grid is the prefix"
     embed = dict(s.split("=", 1) for s in args.embed_cache)
@@ -216,23 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     print("with redundancy, folds chose:", [label(settings[c]) for c in chosen])  # noqa: T201
     report: dict[str, Any] = {"base_choices": [label(settings[c]) for c in base],
                               "choices": [label(settings[c]) for c in chosen], "sets": {}}  # fmt: skip
-    print("| set | fold | n | naive R@2 / R@5 | CV, baseline grid | CV, with redundancy | baseline − naive |"  # noqa: T201
-          " with redundancy − naive |")  # fmt: skip
-    print("|---" * 8 + "|")  # noqa: T201
-    for pair, s in sets.items():
-        a, b = held_out(s, base, k), held_out(s, chosen, k)
-        for i, f in enumerate(folds_mod(len(s["questions"]), k)):
-            cv_pair._row(pair, str(i), len(f), *(100 * x[f].mean(axis=0) for x in (s["naive"], a, b)))
-        cv_pair._row(pair, "all", len(s["questions"]), *(100 * x.mean(axis=0) for x in (s["naive"], a, b)))
+    columns = ("CV, baseline grid", "CV, with redundancy", "baseline − naive", "with redundancy − naive")
+    held = cv_pair.versus(sets, base, chosen, k, columns)
+    for pair, (a, b) in held.items():
+        s = sets[pair]
         report["sets"][pair] = {"naive": s["naive"].tolist(), "baseline": a.tolist(), "redundancy": b.tolist()}
-    for pair, s in sets.items():
-        a, b = held_out(s, base, k), held_out(s, chosen, k)
-        cells = []
-        for j, at in enumerate(cv.KS):
-            wins = [s["questions"][i].id for i in np.flatnonzero(b[:, j] > a[:, j])]
-            losses = [s["questions"][i].id for i in np.flatnonzero(b[:, j] < a[:, j])]
-            cells.append(f"R@{at} better {len(wins)} {wins}, worse {len(losses)} {losses}")
-        print(f"per question (held out, with redundancy vs baseline), {pair}: " + "; ".join(cells))  # noqa: T201
+    for pair, (a, b) in held.items():
+        s = sets[pair]
+        line = cv_pair.question_cells(s, a, b, "")
+        print(f"per question (held out, with redundancy vs baseline), {pair}: " + line)  # noqa: T201
         for name, runs in (("baseline", a), ("with redundancy", b)):
             r5 = lost(s, runs, 1)
             print(f"losses vs naive, {pair}, {name} (held out): R@2 {len(lost(s, runs, 0))}, "  # noqa: T201
