@@ -44,6 +44,7 @@ _LEAD = "$#>%*|•"  # shell prompts, comment marks, quote marks and bullets bef
 _DOUBLE_QUOTES = re.compile('["“”]')
 _OPENS = {"(": ")", "[": "]", "{": "}"}
 _CLOSES = {v: k for k, v in _OPENS.items()}
+_BRACKET = re.compile(r"[()\[\]{}]")
 _MAX_BASE = 200  # a title's rest longer than this is kept whole (bounds the word search in the text)
 #: One-word names that say how documentation is laid out, never what it is about (plurals too).
 GENERIC_NAMES = frozenset(
@@ -87,6 +88,8 @@ def _trim(text: str) -> str:
     Linear in ``len(text)``: one pass pairs the brackets; trimming only drops unpaired ones or a
     pair around the whole name, so the pairs found stay the window's pairs.
     """
+    if not _BRACKET.search(text):
+        return text.strip(_STRIP)  # the common case, and the same result
     opens = _pairs(text)
     closes = {close: open_ for open_, close in opens.items()}
     start, end = 0, len(text)
