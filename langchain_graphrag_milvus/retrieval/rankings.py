@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_graphrag_milvus.retrieval.fusion import FUSION_DEPTH, fuse_orders
 from langchain_graphrag_milvus.retrieval.keep_dense import keep_dense
-from langchain_graphrag_milvus.retrieval.pair_order import PairParams
+from langchain_graphrag_milvus.retrieval.pair_order import DEFAULT_PAIR
 from langchain_graphrag_milvus.retrieval.settings import NON_NEGATIVE, Rule, check_setting, is_real, one_of, param
 from langchain_graphrag_milvus.retrieval.stages import entity_seeds, ppr_ranking, similarity_ranking
 from langchain_graphrag_milvus.retrieval.walk_params import AUTO_PUSH_RELATIONS, WalkParams
@@ -195,9 +195,10 @@ class PageRankWalk(WalkParams, Ranking):
     )
     pair_step: bool = param(
         True,
-        "The walk's first passage is followed by the one of its next 3 that best completes it as a pair: about "
-        "an entity the first mentions and the query does not (a bridge), covering the query's other entities "
-        "(retrieval/pair_order.py, constants PairParams); False: the walk's own second pick.",
+        "The walk's first passage is followed by the one of its next 4 that best completes it as a pair: about "
+        "an entity the first mentions and the query does not (a bridge), covering the query's other entities, "
+        "about them, close to the query (retrieval/pair_order.py, weights DEFAULT_PAIR, fitted by "
+        "cross-validation); False: the walk's own second pick.",
     )
     keep_dense: int = param(
         0,
@@ -237,8 +238,8 @@ class PageRankWalk(WalkParams, Ranking):
         return FUSION_DEPTH if self.fuse_dense or self.fuse_dense_unlinked else 0
 
     def passage_hits(self) -> int:
-        """The walk's passage seeds and the fusion's depth."""
-        return max(self.passage_seeds, self.dense_depth())
+        """The walk's passage seeds, the fusion's depth and the pair step's dense top."""
+        return max(self.passage_seeds, self.dense_depth(), DEFAULT_PAIR.dense_depth if self.pair_step else 0)
 
     def rank(
         self, q: QueryHits, p: StageSettings, want_pool: bool, trace: dict[str, Any] | None
@@ -250,7 +251,7 @@ class PageRankWalk(WalkParams, Ranking):
         (a linked one, with ``fuse_dense=0``) reads ``k``.
         """
         fused = bool(self.dense_depth()) and self.fusion_weight(bool(entity_seeds(q))) > 0
-        pair = PairParams() if self.pair_step else None
+        pair = DEFAULT_PAIR if self.pair_step else None
         read = p.walk_limit if want_pool or fused else max(p.k, pair.window if pair else 0)
         return ppr_ranking(q, p, self, want_pool, trace=trace, settle=read, pair=pair)
 

@@ -17,7 +17,7 @@ from langchain_graphrag_milvus.milvus import expr
 from langchain_graphrag_milvus.milvus.reads import MAX_TOP_K, Hit
 from langchain_graphrag_milvus.milvus.schema import Kind
 from langchain_graphrag_milvus.retrieval.effects import Search, Steps, ask
-from langchain_graphrag_milvus.retrieval.pair_order import PairParams, graph_pair_order
+from langchain_graphrag_milvus.retrieval.pair_order import PairParams, dense_bonus, graph_pair_order
 from langchain_graphrag_milvus.retrieval.ranked import Candidate, QueryHits, Ranked, StageSettings
 from langchain_graphrag_milvus.retrieval.ranking import interleave
 from langchain_graphrag_milvus.retrieval.sparse_vectors import at
@@ -258,7 +258,12 @@ def ppr_ranking(
             by_passage.setdefault(pid, []).append(cand)
     order = walks.order
     if pair is not None:  # the top two chosen as a pair (pair_order.py), before the merge with the dense order
-        order = np.asarray(graph_pair_order(graph, order.tolist(), ents, pair), np.int32)
+        bonus = None
+        if pair.dense:  # the dense top's similarities above its last (graph indices; outside the graph: dropped)
+            above = dense_bonus([(h.id, h.score) for h in q.passage_hits], pair.dense_depth)
+            found = graph.passages.find(list(above))
+            bonus = {int(g): b for g, b in zip(found, above.values()) if g >= 0}
+        order = np.asarray(graph_pair_order(graph, order.tolist(), ents, pair, bonus), np.int32)
     hop_of = _passage_hops(graph, ents, (r_idx[r_idx >= 0], p_idx[p_idx >= 0]), order, p, view)
     if trace is not None:
         trace.update(entity_seeds=sorted(set(ents)), ppr_scores=walks.dense(graph.n_passages))
