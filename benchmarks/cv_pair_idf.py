@@ -48,7 +48,7 @@ from langchain_graphrag_milvus.retrieval.pair_order import PairParams, main_enti
 IDF_MODES = ("idf", "idf_main")
 BRIDGES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 10.0)
 
-Scorer = Callable[[tuple[int, int], tuple[Mapping[int, int], Mapping[int, int]], set[int], PairParams], float]
+Scorer = Callable[..., float]  # pair_score's signature: (ranks, entities, query, params, dense=(0.0, 0.0))
 
 
 def idf_weights(df: Mapping[int, int], n: int) -> dict[int, float]:
@@ -80,11 +80,15 @@ def idf_scorer(base: Scorer, weight: Mapping[int, float]) -> Scorer:
     """``base`` for the package's modes; for ``IDF_MODES`` its score without the bridge plus ``bridge`` × the weight."""
 
     def score(
-        ranks: tuple[int, int], entities: tuple[Mapping[int, int], Mapping[int, int]], query: set[int], p: PairParams
+        ranks: tuple[int, int],
+        entities: tuple[Mapping[int, int], Mapping[int, int]],
+        query: set[int],
+        p: PairParams,
+        dense: tuple[float, float] = (0.0, 0.0),
     ) -> float:
         if p.bridge_mode not in IDF_MODES:
-            return base(ranks, entities, query, p)
-        rest = base(ranks, entities, query, replace(p, bridge=0.0, bridge_mode="shared"))
+            return base(ranks, entities, query, p, dense)
+        rest = base(ranks, entities, query, replace(p, bridge=0.0, bridge_mode="shared"), dense)
         return rest + p.bridge * bridge_weight(entities, query, weight, p.bridge_mode)
 
     return score

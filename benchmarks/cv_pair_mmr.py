@@ -44,7 +44,7 @@ from langchain_graphrag_milvus.retrieval.pair_order import PairParams  # noqa: E
 #: The redundancy weights searched (rank positions a pair of identical passages loses).
 REDUNDANCIES = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0)
 
-Scorer = Callable[[tuple[int, int], tuple[Mapping[int, int], Mapping[int, int]], set[int], PairParams], float]
+Scorer = Callable[..., float]  # pair_score's signature: (ranks, entities, query, params, dense=(0.0, 0.0))
 
 
 class Vectored(dict[int, int]):
@@ -72,9 +72,13 @@ def redundancy_scorer(base: Scorer, weight: float, threshold: float = 0.0) -> Sc
     """``base`` minus ``weight`` times :func:`redundancy` of the two passages' cosine (their ``Vectored.vector``)."""
 
     def score(
-        ranks: tuple[int, int], entities: tuple[Mapping[int, int], Mapping[int, int]], query: set[int], p: PairParams
+        ranks: tuple[int, int],
+        entities: tuple[Mapping[int, int], Mapping[int, int]],
+        query: set[int],
+        p: PairParams,
+        dense: tuple[float, float] = (0.0, 0.0),
     ) -> float:
-        s = base(ranks, entities, query, p)
+        s = base(ranks, entities, query, p, dense)
         if weight:  # 0: the base score exactly
             a, b = entities
             assert isinstance(a, Vectored) and isinstance(b, Vectored)

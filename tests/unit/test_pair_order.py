@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from langchain_graphrag_milvus.retrieval.pair_order import PairParams, main_entities, pair_order, pair_score
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_graphrag_milvus.retrieval.pair_order import (
+    DEFAULT_PAIR,
+    PairParams,
+    dense_bonus,
+    graph_pair_order,
+    main_entities,
+    pair_order,
+    pair_score,
+)
 
 # passage -> {entity: relations of the passage it is in}; the query names entity 1
 ENTS = {
@@ -106,7 +117,6 @@ def test_no_query_entity_or_short_order_is_left_alone() -> None:
 
 
 def test_on_a_graph_the_passage_about_the_bridge_comes_second() -> None:
-    from langchain_graphrag_milvus.retrieval.pair_order import graph_pair_order
     from langchain_graphrag_milvus.retrieval.walk_ranking import WalkParams, walk_ranking
     from tests.unit.test_ranking import graph_of, seeds_for
 
@@ -136,3 +146,76 @@ def test_the_retriever_default_is_the_pair_step() -> None:
     ranking = RetrievalParams().ranking
     assert isinstance(ranking, PageRankWalk) and ranking.pair_step
     assert RetrievalParams(ppr_pair_step=False).ranking == PageRankWalk(pair_step=False)
+
+
+def test_shared_bridge_counts_any_shared_entity_the_query_does_not_name() -> None:
+    weak = ({1: 3, 7: 1}, {8: 3, 7: 1})  # 7 shared, neither passage about it: not a main bridge
+    p = PairParams(bridge=2.0, cover=0.0, bridge_mode="main", shared_bridge=1.5)
+    assert pair_score((0, 1), weak, {1}, p) == 1.5 - 1
+    assert pair_score((0, 3), (ENTS[10], ENTS[13]), {1}, p) == 2.0 + 1.5 - 3  # 7: main of 13, and shared
+    assert pair_score((0, 1), (ENTS[10], ENTS[11]), {1}, p) == -1  # only the query's entity is shared
+
+
+def test_about_each_counts_each_passage_s_query_entities() -> None:
+    each = PairParams(bridge=0.0, cover=0.0, about=1.5, about_mode="each")
+    assert pair_score((0, 1), ({1: 2}, {1: 3, 5: 1}), {1, 5}, each) == 1.5 * 2 - 1  # both about 1: twice
+    assert pair_score((0, 3), (ENTS[10], ENTS[13]), {1, 7}, each) == 1.5 * 2 - 3
+    assert pair_score((1, 2), (ENTS[11], ENTS[12]), {1, 8}, each) == 1.5 - 3
+
+
+def test_dense_adds_each_passage_s_similarity_above_the_floor() -> None:
+    p = PairParams(bridge=0.0, cover=0.0, dense=10.0)
+    assert pair_score((0, 2), (ENTS[12], ENTS[14]), {1}, p, (0.25, 0.125)) == 10.0 * 0.375 - 2
+    off = PairParams(bridge=0.0, cover=0.0)
+    assert pair_score((0, 2), (ENTS[12], ENTS[14]), {1}, off, (0.25, 0.125)) == -2  # dense 0: not read
+
+
+def test_dense_bonus_is_the_similarity_above_the_top_s_last() -> None:
+    hits = [("a", 0.9), ("b", 0.7), ("c", 0.6), ("d", 0.5)]
+    assert dense_bonus(hits, 3) == {"a": 0.9 - 0.6, "b": 0.7 - 0.6, "c": 0.0}
+    assert dense_bonus(hits, 9) == {"a": 0.9 - 0.5, "b": 0.7 - 0.5, "c": 0.6 - 0.5, "d": 0.0}  # fewer hits: the last
+    assert dense_bonus([], 5) == {}
+
+
+def test_a_passage_close_to_the_query_takes_second_place_with_the_dense_term() -> None:
+    order = [10, 11, 12, 14, 13]
+    of = lambda p: ENTS.get(p, {})  # noqa: E731
+    dense = {14: 0.25}.get
+    p = PairParams(window=5, bridge=0.0, cover=0.0, dense=8.0)  # 14 at rank 3: 8 × 0.25 - 3 = -1, a tie with (0, 1)
+    assert pair_order(order, of, [1], p, lambda g: dense(g, 0.0)) == order
+    more = PairParams(window=5, bridge=0.0, cover=0.0, dense=9.0)
+    assert pair_order(order, of, [1], more, lambda g: dense(g, 0.0)) == [10, 14, 11, 12, 13]
+    assert pair_order(order, of, [1], more) == order  # no dense_of: the term reads 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=0, max_size=12, unique=True),
+    st.lists(st.integers(0, 8), max_size=4),
+    st.dictionaries(st.integers(0, 30), st.floats(0, 1), max_size=8),
+)
+def test_the_default_permutes_only_its_window_and_keeps_the_first(
+    order: list[int], query: list[int], dense: dict[int, float]
+) -> None:
+    of = lambda p: {p % 9: 1 + p % 3, (p * 7) % 9: 1}  # noqa: E731  a passage's entities, by its index
+    out = pair_order(order, of, query, DEFAULT_PAIR, lambda g: dense.get(g, 0.0))
+    w = DEFAULT_PAIR.window
+    assert sorted(out) == sorted(order) and out[w:] == order[w:] and set(out[:w]) == set(order[:w])
+    assert out[:1] == order[:1]  # keep_first
+
+
+def test_graph_pair_order_reads_the_dense_bonus_by_graph_index() -> None:
+    from tests.unit.test_ranking import graph_of
+
+    g, _, pas, ent = graph_of(
+        {"first": [("A", "r", "B")], "x": [("A", "t", "D")], "y": [("A", "u", "E")], "close": [("A", "v", "F")]}
+    )
+    walk = [pas["first"], pas["x"], pas["y"], pas["close"]]
+    p = PairParams(window=4, bridge=0.0, cover=0.0, dense=10.0)
+    assert graph_pair_order(g, walk, [ent["A"]], p) == walk
+    assert graph_pair_order(g, walk, [ent["A"]], p, {pas["close"]: 0.5})[:2] == [pas["first"], pas["close"]]
+
+
+def test_the_retriever_uses_the_learned_weights() -> None:
+    assert DEFAULT_PAIR.keep_first and DEFAULT_PAIR.window == 5 and DEFAULT_PAIR.dense > 0
+    assert DEFAULT_PAIR.about_mode == "each" and DEFAULT_PAIR.shared_bridge > 0
