@@ -157,7 +157,8 @@ def test_ranked_walks_settle_only_what_is_read() -> None:
 @pytest.mark.parametrize(
     ("ranking", "want_pool", "linked", "read"),
     [
-        ({}, False, True, "k"),  # the no-LLM default on a linked query: the k returned
+        ({}, False, True, "k"),  # the no-LLM default on a linked query: the k returned (and the pair step's window)
+        ({"pair_step": False}, False, True, "k"),  # without the pair step: the k returned alone
         ({}, False, False, "walk_limit"),  # ... on a query with no entity seed: fused with dense (fuse_dense_unlinked)
         ({"fuse_dense_unlinked": 0.0}, False, False, "k"),  # no fusion at all
         ({"keep_dense": 2}, False, True, "k"),  # keep_dense places dense hits inside the first k
@@ -186,4 +187,9 @@ def test_the_ranking_settles_what_it_reads(
     monkeypatch.setattr(rankings, "ppr_ranking", lambda *args, **kwargs: seen.update(kwargs))
     p = RetrievalParams(k=4, ranking=rankings.PageRankWalk(**ranking))
     p.ranking.rank(q, p, want_pool, None)
-    assert seen["settle"] == getattr(p, read) and p.k < p.walk_limit
+    from langchain_graphrag_milvus.retrieval.pair_order import DEFAULT_PAIR
+
+    expected = getattr(p, read)
+    if read == "k" and p.ranking.pair_step:  # the k returned, and the pair step's window (it reorders those)
+        expected = max(p.k, DEFAULT_PAIR.window)
+    assert seen["settle"] == expected and p.k < p.walk_limit
