@@ -14,7 +14,8 @@ the clause seeds of a compound question as the retriever does, and per question:
   group, whose share of the restart stays one third); ``extra``: it is not (the passage group
   weighs ``1 + w`` against the entity and relation groups' 1 each). The continued walk keeps them, as
   it keeps the dense passage seeds. ``next``: as ``within``, but in the continued walk only (the first
-  pick stays the default's). The default's pair step follows, on the walk's order;
+  pick stays the default's). The pair step of ``PairParams()`` (the hand-searched weights, the retriever's
+  until 2026-11-27, with which this experiment ran) follows, on the walk's order;
 * **merge**: the BM25 list fused into the walk's order (``fuse_orders``, weight ``f``, constant ``c``,
   both lists cut at 20) or its top ``m`` kept at rank ``r + slack`` at the latest (``keep_dense``
   run on the BM25 list), before the default merge with the dense order (``fuse_dense_unlinked``).

@@ -3,12 +3,13 @@
     nice -n 10 .venv/bin/python benchmarks/cv_pair_learned.py --cache-dir DIR \
         --report-sets musique100:given+offline_links --embed-cache given=ME --embed-cache offline=OFF
 
-Harness only: the package's pair step is unchanged. The walk's first passage stays first (``keep_first``, the
-default); the second place goes to the candidate ``j`` (ranks 1 … window−1 of the walk's order) that maximises
-``w · x_j``, a linear score of the features below, with ``w`` fitted by an L2-regularised conditional logit
-(softmax over a question's candidates; the likelihood of the gold ones). A question without an entity seed keeps
-the walk's order, as the pair step does. The ranking is then finished exactly as ``cv_pair.py`` does (the merge
-with the dense order, ``keep_dense``).
+The fit behind the retriever's pair step (``pair_order.DEFAULT_PAIR``: the model on all questions, in rank
+positions; this script checks the package's copy of the weights). The walk's first passage stays first
+(``keep_first``, the default); the second place goes to the candidate ``j`` (ranks 1 … window−1 of the walk's order)
+that maximises ``w · x_j``, a linear score of the features below, with ``w`` fitted by an L2-regularised conditional
+logit (softmax over a question's candidates; the likelihood of the gold ones). A question without an entity seed
+keeps the walk's order, as the pair step does. The ranking is then finished exactly as ``cv_pair.py`` does (the
+merge with the dense order, ``keep_dense``).
 
 Features of candidate ``j`` paired with the first passage ``a`` (:data:`FEATURES`; the default set,
 :data:`CHOSEN`, is what the retriever reads at query time): rank ``j``; the dense score ``cos(q, j)`` (a
@@ -116,7 +117,7 @@ def candidate_features(row: tuple[Any, ...], score_of: dict[str, float], depth: 
     query = set(ents)
     depth = depth or len(dense)
     dense_rank = {pid: r for r, pid in enumerate(dense[:depth])}
-    floor = score_of.get(dense[depth - 1], 0.0) if dense else 0.0
+    floor = score_of.get(dense[min(depth, len(dense)) - 1], 0.0) if dense else 0.0
     score_of = {pid: score_of[pid] for pid in dense_rank if pid in score_of}
     a = ents_of[order[0]]
     ea, ma = set(a), main_entities(a)

@@ -279,7 +279,11 @@ def old_default(graph: GraphIndex, p: Prepared, names: Callable[[int], str]) -> 
 
 
 def paired(graph: GraphIndex, order: Sequence[int], p: Prepared) -> list[int]:
-    """The walk's order with the default ranking's pair step applied (retrieval/pair_order.py), as the retriever."""
+    """The walk's order with the pair step of ``PairParams()`` applied (retrieval/pair_order.py).
+
+    These are the hand-searched weights, the retriever's until 2026-11-27 (the tables made with this script used
+    them); the retriever's ``DEFAULT_PAIR`` also reads the dense top's similarities (``cv_pair_learned.py``).
+    """
     ranking = RetrievalParams().ranking
     if not (isinstance(ranking, PageRankWalk) and ranking.pair_step):
         return list(order)

@@ -36,6 +36,7 @@ merge with the dense order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -89,6 +90,12 @@ class PairParams:
     shared_bridge: float = 0.0
     dense: float = 0.0
     dense_depth: int = 5
+
+    def __post_init__(self) -> None:
+        if self.about_mode not in ("count", "share", "each"):
+            raise ValueError(f"about_mode must be 'count', 'share' or 'each', got {self.about_mode!r}")
+        if isinstance(self.dense_depth, bool) or not isinstance(self.dense_depth, int) or self.dense_depth < 1:
+            raise ValueError(f"dense_depth must be a positive int, got {self.dense_depth!r}")
 
 
 #: The retriever's pair step: the weights of a conditional logit over the terms above, in rank positions,
@@ -182,15 +189,24 @@ def pair_order(
 
 
 def dense_bonus(ranked: Sequence[tuple[T, float]], depth: int) -> dict[T, float]:
-    """Each of the dense top ``depth``'s similarity above the last of them.
+    """Each of the dense top ``depth``'s similarity above the lowest of them (the last, best first), at most 1.
 
     ``ranked``: (item, similarity) pairs, best first. An item outside the top is not in the result (0).
+    A repeated item counts at its first (best) place; a pair whose similarity is not a finite number is
+    skipped. The cap keeps the term in its fitted range: the weights were fitted on cosine similarities
+    (MiniLM), whose top-5 spread is far below 1; an inner-product store over vectors that are not
+    normalised can have larger gaps, and each then counts as 1 (``dense`` rank positions at most).
     """
-    top = list(ranked[:depth])
+    top: dict[T, float] = {}
+    for item, score in ranked:
+        if len(top) >= depth:
+            break
+        if item not in top and math.isfinite(score):
+            top[item] = float(score)
     if not top:
         return {}
-    floor = float(top[-1][1])
-    return {item: float(score) - floor for item, score in top}
+    floor = min(top.values())
+    return {item: min(score - floor, 1.0) for item, score in top.items()}
 
 
 def graph_pair_order(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,6 +180,37 @@ def test_dense_bonus_is_the_similarity_above_the_top_s_last() -> None:
     assert dense_bonus([], 5) == {}
 
 
+def test_dense_bonus_skips_repeats_and_non_finite_scores_and_caps_at_one() -> None:
+    nan, inf = float("nan"), float("inf")
+    assert dense_bonus([("a", 0.9), ("a", 0.8), ("b", 0.7)], 2) == pytest.approx({"a": 0.2, "b": 0.0})
+    assert dense_bonus([("a", nan), ("b", 0.5), ("c", inf), ("d", 0.25)], 2) == {"b": 0.25, "d": 0.0}
+    assert dense_bonus([("a", nan)], 5) == {}
+    assert dense_bonus([("a", 7.0), ("b", 1.0)], 2) == {"a": 1.0, "b": 0.0}  # inner products far apart: capped
+
+
+def test_a_nan_similarity_does_not_switch_the_pair_step_off() -> None:
+    order = [10, 11, 12, 13, 14]
+    bonus = dense_bonus([(11, float("nan")), (12, 0.5), (14, 0.4)], 5)
+    p = PairParams(window=5, bridge=2.5, cover=0.0, dense=1.0)
+    assert pair_order(order, ENTS.__getitem__, [1], p, lambda g: bonus.get(g, 0.0))[:2] == [10, 13]
+
+
+def test_pair_params_refuse_an_unknown_about_mode_or_depth() -> None:
+    with pytest.raises(ValueError, match="about_mode"):
+        PairParams(about_mode="counts")
+    for depth in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="dense_depth"):
+            PairParams(dense_depth=depth)  # type: ignore[arg-type]
+
+
+def test_the_ranking_reads_the_pair_steps_dense_top() -> None:
+    from langchain_graphrag_milvus.retrieval.rankings import PageRankWalk
+
+    assert PageRankWalk(fuse_dense_unlinked=0.0).passage_hits() == DEFAULT_PAIR.dense_depth == 5
+    assert PageRankWalk(fuse_dense_unlinked=0.0, pair_step=False).passage_hits() == 3  # the walk's passage seeds
+    assert PageRankWalk().passage_hits() == 20  # the unlinked fusion's depth
+
+
 def test_a_passage_close_to_the_query_takes_second_place_with_the_dense_term() -> None:
     order = [10, 11, 12, 14, 13]
     of = lambda p: ENTS.get(p, {})  # noqa: E731
@@ -202,6 +236,20 @@ def test_the_default_permutes_only_its_window_and_keeps_the_first(
     w = DEFAULT_PAIR.window
     assert sorted(out) == sorted(order) and out[w:] == order[w:] and set(out[:w]) == set(order[:w])
     assert out[:1] == order[:1]  # keep_first
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=0, max_size=12, unique=True),
+    st.lists(st.integers(0, 8), max_size=4),
+    st.dictionaries(st.integers(0, 30), st.floats(0, 1), max_size=8),
+)
+def test_without_keep_first_only_the_window_is_permuted(order: list[int], query: list[int], dense: dict) -> None:
+    free = replace(DEFAULT_PAIR, keep_first=False)
+    of = lambda p: {p % 9: 1 + p % 3, (p * 7) % 9: 1}  # noqa: E731
+    out = pair_order(order, of, query, free, lambda g: dense.get(g, 0.0))
+    w = free.window
+    assert sorted(out) == sorted(order) and out[w:] == order[w:] and set(out[:w]) == set(order[:w])
 
 
 def test_graph_pair_order_reads_the_dense_bonus_by_graph_index() -> None:
