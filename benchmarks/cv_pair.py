@@ -201,6 +201,28 @@ def print_losses(sets: dict[str, dict[str, Any]], grid: list[PairParams | None],
             print(f"losses vs naive, {pair}, {label}: R@2 {len(lost(s, runs, 0))}, R@5 {len(r5)} {r5}")  # noqa: T201
 
 
+def lift(s: dict[str, Any], runs: np.ndarray) -> str:
+    """Pooled R@2 / R@5 lift over naive, in points."""
+    d = 100 * (runs.mean(axis=0) - s["naive"].mean(axis=0))
+    return f"{d[0]:+.1f} / {d[1]:+.1f}"
+
+
+def objectives(sets: dict[str, dict[str, Any]], fitted: Sequence[str], n: int) -> list[float]:
+    """Per setting (of ``n``), the mean R@2 + R@5 lift over naive on all questions of the ``fitted`` sets."""
+    return [float(np.mean([s["runs"][v].mean() - s["naive"].mean() for name, s in sets.items() if name in fitted]))
+            for v in range(n)]  # fmt: skip
+
+
+def print_all_data(
+    sets: dict[str, dict[str, Any]], labels: Sequence[str], objective: Sequence[float], fixed: int
+) -> None:
+    """The ten best settings on all questions and the pair default's objective (stderr)."""
+    for v in sorted(range(len(labels)), key=lambda v: -objective[v])[:10]:
+        lifts = " ".join(f"{p}={lift(s, s['runs'][v])}" for p, s in sets.items())
+        print(f"all-data: {labels[v]} objective {100 * objective[v]:.3f} {lifts}", file=sys.stderr)  # noqa: T201
+    print(f"all-data: pair default objective {100 * objective[fixed]:.3f}", file=sys.stderr)  # noqa: T201
+
+
 def common_args(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The arguments every pair-step cross-validation takes (this script's and its experiments')."""
     ap.add_argument("--cache-dir", type=Path, required=True)

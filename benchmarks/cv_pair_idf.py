@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import cv_pair  # noqa: E402
 import cv_ranking as cv  # noqa: E402
-from cv_pair import COVERS, held_out  # noqa: E402
+from cv_pair import COVERS, held_out, lift  # noqa: E402
 
 import langchain_graphrag_milvus.retrieval.pair_order as po  # noqa: E402
 from langchain_graphrag_milvus.retrieval.pair_order import PairParams, main_entities  # noqa: E402
@@ -160,12 +160,6 @@ def run_all(data: dict[str, Any], settings: Sequence[PairParams | None]) -> list
         return [cv_pair.run(data, s, memo) for s in settings]
 
 
-def lift(s: dict[str, Any], runs: np.ndarray) -> str:
-    """Pooled R@2 / R@5 lift over naive, in points."""
-    d = 100 * (runs.mean(axis=0) - s["naive"].mean(axis=0))
-    return f"{d[0]:+.1f} / {d[1]:+.1f}"
-
-
 def gold_weights(data: dict[str, Any], window: int = 4) -> tuple[list[tuple[float, bool]], list[tuple[float, bool]]]:
     """Where the walk's first passage is gold, for the gold / other passages at ranks 2-4: the best shared
     non-query weight, and whether ``"main"``'s bridge test holds."""
@@ -221,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"base_choices": base, "choices": [repr(settings[c]) for c in chosen], "sets": {}}
     for pair, s in sets.items():
         report["sets"][pair] = {"naive": s["naive"].tolist(), "chosen": held_out(s, chosen, k).tolist()}
-    objective = [float(np.mean([s["runs"][v].mean() - s["naive"].mean() for n, s in sets.items() if n in fitted]))
-                 for v in range(len(settings))]  # fmt: skip
+    objective = cv_pair.objectives(sets, fitted, len(settings))
     # each bridge mode on its own: the grid of window × bridge × cover cross-validated with the mode fixed
     print("\n| bridge mode | folds chose (window/bridge/cover) | " + " | ".join(  # noqa: T201
         f"{p} held out" for p in sets) + " | " + " | ".join(f"{p} 4/2.5/3" for p in sets) +
@@ -244,11 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         g, o = gold_weights(s)
         print(f"{pair} (N={s['n_passages']}), the walk's first passage gold, its best shared non-query w with the "  # noqa: T201
               f"passages at ranks 2-4: gold {summary(g)}; others {summary(o)}")  # fmt: skip
-    for v in sorted(range(len(settings)), key=lambda v: -objective[v])[:10]:
-        lifts = " ".join(f"{p}={lift(s, s['runs'][v])}" for p, s in sets.items())
-        print(f"all-data: {settings[v]!r} objective {100 * objective[v]:.3f} {lifts}", file=sys.stderr)  # noqa: T201
-    fixed = settings.index(PairParams())
-    print(f"all-data: pair default objective {100 * objective[fixed]:.3f}", file=sys.stderr)  # noqa: T201
+    cv_pair.print_all_data(sets, [repr(g) for g in settings], objective, settings.index(PairParams()))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0

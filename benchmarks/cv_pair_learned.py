@@ -94,16 +94,14 @@ def folds(n: int, k: int, seed: int) -> list[np.ndarray]:
 
 
 def grid_recalls(s: dict[str, Any], params: PairParams | None) -> np.ndarray:
-    """Per-question recalls of one pair setting (None: the walk's order), from the candidate table."""
+    """Per-question recalls of one pair setting (None: the walk's order): the package's ``pair_order`` picks the
+    second place, read from the table of recalls per second place."""
     out = np.zeros_like(s["naive"])
-    for i, f in enumerate(s["feats"]):
-        if f is None or params is None or params.window < 3:
-            out[i] = s["recall"][i][0]
-            continue
-        cand = f[: params.window - 1]
-        bridged = cand[:, 3] if params.bridge_mode == "main" else cand[:, 4]
-        score = params.bridge * bridged + params.cover * cand[:, 5] - cand[:, 0]
-        out[i] = s["recall"][i][int(np.argmax(score))]
+    for i, (order, _, ents, ents_of, _) in enumerate(s["rows"]):
+        j = 0
+        if s["feats"][i] is not None and params is not None:
+            j = order.index(pair_order(order, ents_of.__getitem__, ents, params)[1]) - 1
+        out[i] = s["recall"][i][j]
     return out
 
 
@@ -175,6 +173,7 @@ def prepare(pair: str, cache: Path, embed: dict[str, str], depth: int) -> dict[s
     ]
     return {
         "questions": data["questions"],
+        "rows": data["rows"],
         "naive": data["naive"],
         "feats": feats,
         "recall": recall,

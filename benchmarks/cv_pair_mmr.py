@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import cv_pair  # noqa: E402
 import cv_ranking as cv  # noqa: E402
-from cv_pair import held_out, lost  # noqa: E402
+from cv_pair import held_out, lift, lost  # noqa: E402
 
 import langchain_graphrag_milvus.retrieval.pair_order as po  # noqa: E402
 from langchain_graphrag_milvus.retrieval.pair_order import PairParams  # noqa: E402
@@ -168,12 +168,6 @@ def label(s: Any) -> str:
     return f"window={p.window}, bridge={p.bridge:g}, cover={p.cover:g}, {p.bridge_mode}, redundancy={r:g}, τ={t:g}"
 
 
-def lift(s: dict[str, Any], runs: np.ndarray) -> str:
-    """Pooled R@2 / R@5 lift over naive, in points."""
-    d = 100 * (runs.mean(axis=0) - s["naive"].mean(axis=0))
-    return f"{d[0]:+.1f} / {d[1]:+.1f}"
-
-
 def gold_cosines(data: dict[str, Any], window: int = 4) -> tuple[list[float], list[float]]:
     """Where the walk's first passage is gold: its cosine with the others of the first ``window``, gold / not."""
     gold: list[float] = []
@@ -241,12 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         g, o = gold_cosines(s)
         print(f"{pair}, the walk's first passage gold: its cosine with the gold at ranks 2-4, mean "  # noqa: T201
               f"{np.mean(g):.3f} (n={len(g)}); with the others, {np.mean(o):.3f} (n={len(o)})")  # fmt: skip
-    objective = [float(np.mean([s["runs"][v].mean() - s["naive"].mean() for n, s in sets.items() if n in fitted]))
-                 for v in range(len(settings))]  # fmt: skip
-    for v in sorted(range(len(settings)), key=lambda v: -objective[v])[:10]:
-        lifts = " ".join(f"{p}={lift(s, s['runs'][v])}" for p, s in sets.items())
-        print(f"all-data: {label(settings[v])} objective {100 * objective[v]:.3f} {lifts}", file=sys.stderr)  # noqa: T201
-    print(f"all-data: pair default objective {100 * objective[fixed]:.3f}", file=sys.stderr)  # noqa: T201
+    objective = cv_pair.objectives(sets, fitted, len(settings))
+    cv_pair.print_all_data(sets, [label(g) for g in settings], objective, fixed)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0

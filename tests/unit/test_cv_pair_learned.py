@@ -62,7 +62,7 @@ def test_the_grid_recalls_are_the_package_pair_steps() -> None:
     row = _row()
     feats = candidate_features(row, scores, depth=5)
     recall = [np.array([[0.0, 1.0]]), np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]]), np.array([[0.0, 1.0]])]
-    s = {"feats": [feats], "recall": [np.vstack(recall)], "naive": np.zeros((1, 2))}
+    s = {"rows": [row], "feats": [feats], "recall": [np.vstack(recall)], "naive": np.zeros((1, 2))}
     for params in (PairParams(window=5, bridge=2.5, cover=0.0), PairParams(window=5, bridge=2.0, cover=0.0), None):
         order = row[0] if params is None else pair_order(row[0], row[3].__getitem__, row[2], params)
         expected = 1.0 if order[1] == 13 else 0.0
